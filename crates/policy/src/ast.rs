@@ -105,6 +105,8 @@ pub struct Tier {
     pub reason: Option<Spanned<String>>,
     /// Body items in source order.
     pub items: Vec<Item>,
+    /// Comments after the last item, before the closing `}`.
+    pub end_comments: Vec<Comment>,
 }
 
 /// An item inside a tier or agent body, with its comments.
@@ -291,6 +293,8 @@ pub struct Agent {
     pub extends: Option<Spanned<String>>,
     /// Body items.
     pub items: Vec<Item>,
+    /// Comments after the last item, before the closing `}`.
+    pub end_comments: Vec<Comment>,
 }
 
 /// `example VERDICT [agent NAME] ...`

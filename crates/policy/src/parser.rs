@@ -1,12 +1,102 @@
 //! pest parser: text -> [`crate::ast::Policy`]. `Pairs<Rule>` never leave this module.
+//!
+//! The grammar (`grammar.pest`) decides the shape; the tree builder ([`build`]) turns pairs into
+//! the typed AST, checks what the grammar leaves open (string escapes, limit keys and values,
+//! `sandbox` kinds), and attaches comments ([`attach`]). A pest error becomes one
+//! [`Code::Parse`] diagnostic that names what was expected in words ([`errors`]).
+//!
+//! Hostile input: the text is capped at [`MAX_POLICY_BYTES`], NUL bytes are refused, the pest
+//! call count is capped, and no grammar rule is recursive, so nothing can run away or overflow
+//! the stack.
+
+mod attach;
+mod build;
+mod errors;
+mod same;
+mod values;
+
+use std::num::NonZeroUsize;
+
+use pest::Parser as _;
 
 use crate::ast::Policy;
 use crate::error::{Code, Diagnostic, Diagnostics};
 
+/// Largest policy file accepted, in bytes.
+pub const MAX_POLICY_BYTES: usize = 1024 * 1024;
+
+/// pest calls allowed per parse. A valid 1 MiB policy needs far fewer; the cap is there so that
+/// a grammar change that made backtracking explode fails visibly instead of hanging.
+const CALL_LIMIT: usize = 200_000_000;
+
+mod grammar {
+    #![allow(missing_docs, clippy::all)]
+    /// The generated pest parser.
+    #[derive(pest_derive::Parser)]
+    #[grammar = "grammar.pest"]
+    pub(super) struct PolicyParser;
+}
+
+pub(crate) use grammar::Rule;
+
 /// Parses one policy file.
 ///
 /// # Errors
-/// Every syntax error, with file, line and column.
+/// Every syntax error, with file, line and column: [`Code::Source`] for input over
+/// [`MAX_POLICY_BYTES`] or containing NUL bytes, [`Code::Parse`] for text that does not follow
+/// the grammar, [`Code::BadValue`] for malformed limits, [`Code::Version`] for a version that
+/// does not fit.
+///
+/// # Examples
+/// ```
+/// let policy = warden_policy::parse("a.policy", "version 1\ndeny exec rm\n").unwrap();
+/// assert_eq!(policy.statements.len(), 2);
+/// ```
 pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
-    Err(Diagnostics(vec![Diagnostic::new(Code::Parse, file, text, 0..0, "parser not built yet")]))
+    check_source(file, text)?;
+    pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
+    pest::set_error_detail(true);
+    let mut pairs = match grammar::PolicyParser::parse(Rule::file, text) {
+        Ok(pairs) => pairs,
+        Err(err) => return Err(Diagnostics(vec![errors::from_pest(file, text, &err)])),
+    };
+    let Some(root) = pairs.next() else {
+        return Err(Diagnostics(vec![Diagnostic::new(
+            Code::Parse,
+            file,
+            text,
+            0..0,
+            "the parser produced no tree",
+        )]));
+    };
+    let mut builder = build::Builder::new(file, text);
+    let policy = builder.file(root);
+    builder.finish(policy)
+}
+
+/// Refuses text that is too large or contains NUL bytes.
+fn check_source(file: &str, text: &str) -> Result<(), Diagnostics> {
+    if text.len() > MAX_POLICY_BYTES {
+        return Err(Diagnostics(vec![
+            Diagnostic::new(
+                Code::Source,
+                file,
+                "",
+                0..0,
+                format!(
+                    "policy file is {} bytes, more than the {} allowed",
+                    text.len(),
+                    MAX_POLICY_BYTES
+                ),
+            )
+            .with_help("split the policy into several files of one layer"),
+        ]));
+    }
+    if let Some(at) = text.find('\0') {
+        return Err(Diagnostics(vec![
+            Diagnostic::new(Code::Source, file, text, at..at + 1, "policy file contains a NUL byte")
+                .with_help("policy files are plain UTF-8 text"),
+        ]));
+    }
+    Ok(())
 }

@@ -1,0 +1,1 @@
+//! Equality ignoring spans.
