@@ -1,1 +1,50 @@
-fn main() {}
+//! `warden`: a thin front-end over `warden-engine` and `warden-policy`.
+//!
+//! Exit codes: 0 success; 1 the check, test or format check found problems; 2 the command
+//! could not do its job (bad usage, a policy that does not load).
+#![forbid(unsafe_code)]
+
+mod cmd;
+mod load;
+mod output;
+mod testfile;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// The sandboxed tool-execution engine for AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "warden", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check policy files: syntax, names, examples. Non-zero on any error.
+    Check(cmd::check::Args),
+    /// Print policy files in canonical form, keeping comments.
+    Fmt(cmd::fmt::Args),
+    /// Say what the policy decides for a command or tool call, and why. Runs nothing.
+    Explain(cmd::explain::Args),
+    /// Run policy test files (request -> expected verdict and rule); report rule coverage.
+    Test(cmd::test::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => cmd::check::run(&args),
+        Command::Fmt(args) => cmd::fmt::run(&args),
+        Command::Explain(args) => cmd::explain::run(&args),
+        Command::Test(args) => cmd::test::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("{:?}", miette::Report::new(err));
+            ExitCode::from(2)
+        }
+    }
+}

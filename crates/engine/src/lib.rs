@@ -1,1 +1,23 @@
-//! placeholder
+//! The warden engine: joins the policy language and the shell analyser (and, in later work,
+//! the sandbox backends and the audit log).
+//!
+//! What it does: reads the process environment once ([`Environment`]), discovers and loads
+//! policy layers from disk ([`discover`], [`load_files`]), compiles them, and explains what
+//! the policy decides for a command string or a tool call ([`Engine::explain`]).
+//!
+//! What it does not: it runs nothing yet, and it never decides by itself: every verdict comes
+//! from `warden-policy`.
+//!
+//! Invariants it keeps:
+//! - A policy file that cannot be read, is not UTF-8, is too large, or (for the enterprise
+//!   layer) is writable by anyone but root, refuses the whole load: nothing is decided.
+//! - Environment variables are read here and nowhere else.
+#![forbid(unsafe_code)]
+
+mod engine;
+mod environment;
+mod layers;
+
+pub use engine::{Engine, Explanation, Query};
+pub use environment::Environment;
+pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};

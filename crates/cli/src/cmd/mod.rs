@@ -1,0 +1,6 @@
+//! One module per verb.
+
+pub mod check;
+pub mod explain;
+pub mod fmt;
+pub mod test;

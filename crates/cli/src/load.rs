@@ -1,0 +1,84 @@
+//! The options every deciding verb shares, and turning them into an [`Engine`].
+
+use crate::output::{CliError, policy_error};
+use std::path::{Component, Path, PathBuf};
+use warden_engine::{Engine, Environment};
+use warden_policy::{Context, LayerSource};
+
+/// `--policy`, `--workspace`, `--cwd`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PolicyArgs {
+    /// A policy file; repeat to stack layers, top first. Without it, warden discovers the
+    /// layers (/etc/warden, the user's config, the project's .warden/) over the embedded default.
+    #[arg(long = "policy", value_name = "FILE")]
+    pub policies: Vec<PathBuf>,
+    /// The workspace (`${workspace}`); default: the repository root, else the working directory.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// The working directory relative paths resolve against; default: the current one.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+/// Reads the layers the options name (or discovers them).
+pub fn layers(args: &PolicyArgs, env: &Environment) -> Result<Vec<LayerSource>, CliError> {
+    let layers = if args.policies.is_empty() {
+        warden_engine::discover(env)?
+    } else {
+        warden_engine::load_files(&args.policies)?
+    };
+    Ok(layers)
+}
+
+/// The decision context from the options and the environment.
+pub fn context(args: &PolicyArgs, env: &Environment) -> Result<Context, CliError> {
+    let cwd = absolute(&env.cwd, args.cwd.as_deref().unwrap_or(&env.cwd));
+    let workspace = match &args.workspace {
+        Some(dir) => absolute(&env.cwd, dir),
+        None => warden_engine::repository_root(&cwd).unwrap_or_else(|| cwd.clone()),
+    };
+    Ok(Context {
+        workspace: utf8(&workspace, "workspace")?,
+        home: utf8(&env.home, "home directory")?,
+        cwd: utf8(&cwd, "working directory")?,
+    })
+}
+
+/// Loads and compiles everything for a deciding verb.
+pub fn engine(args: &PolicyArgs) -> Result<Engine, CliError> {
+    let env = environment()?;
+    let layers = layers(args, &env)?;
+    let context = context(args, &env)?;
+    Engine::new(&layers, context).map_err(|d| policy_error(&d))
+}
+
+/// The process environment, read once.
+pub fn environment() -> Result<Environment, CliError> {
+    Environment::from_process().map_err(|source| CliError::Io {
+        action: "determine",
+        path: String::from("the working directory"),
+        source,
+    })
+}
+
+/// `path` made absolute against `base` and normalised lexically (no file system access).
+pub fn absolute(base: &Path, path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() { path.to_path_buf() } else { base.join(path) };
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(part) => out.push(part),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+fn utf8(path: &Path, what: &str) -> Result<String, CliError> {
+    path.to_str().map(str::to_string).ok_or_else(|| CliError::Usage {
+        message: format!("the {what} `{}` is not valid UTF-8", path.display()),
+    })
+}

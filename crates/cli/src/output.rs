@@ -1,0 +1,54 @@
+//! Printing diagnostics and errors the same way in every verb.
+
+use warden_policy::Diagnostics;
+
+/// An error that stops a verb (exit 2).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum CliError {
+    /// Policy files could not be read.
+    #[error(transparent)]
+    #[diagnostic(code(warden::load))]
+    Load(#[from] warden_engine::LoadError),
+    /// Policy files did not compile; the diagnostics were already printed.
+    #[error("the policy does not load: {count} error(s)")]
+    #[diagnostic(code(warden::policy), help("run `warden check` on the files named above"))]
+    Policy {
+        /// How many diagnostics.
+        count: usize,
+    },
+    /// Anything else the verb could not do.
+    #[error("{message}")]
+    #[diagnostic(code(warden::usage))]
+    Usage {
+        /// What went wrong.
+        message: String,
+    },
+    /// An I/O error on a named path.
+    #[error("cannot {action} `{path}`: {source}")]
+    #[diagnostic(code(warden::io))]
+    Io {
+        /// read, write, ...
+        action: &'static str,
+        /// The path.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Prints every diagnostic to stderr, rendered with source context (or one line each).
+pub fn print_diagnostics(diagnostics: &Diagnostics, short: bool) {
+    for d in &diagnostics.0 {
+        if short {
+            eprintln!("{}", d.short());
+        } else {
+            eprintln!("{:?}", miette::Report::new(d.clone()));
+        }
+    }
+}
+
+/// Prints the diagnostics and turns them into the error that stops the verb.
+pub fn policy_error(diagnostics: &Diagnostics) -> CliError {
+    print_diagnostics(diagnostics, false);
+    CliError::Policy { count: diagnostics.0.len() }
+}

@@ -1,0 +1,109 @@
+//! The engine proper: compiled layers plus the context requests are decided in.
+
+use serde::Serialize;
+use warden_policy::{
+    Action, Context, Decision, Diagnostics, LayerInfo, LayerSource, PolicySet, Request,
+};
+use warden_shell::Analysis;
+
+/// Compiled policy layers and the context requests are decided in.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    policy: PolicySet,
+    context: Context,
+}
+
+/// What is asked of the engine.
+#[derive(Debug, Clone, Copy)]
+pub enum Query<'a> {
+    /// A command string, as an agent would run it with `sh -c`.
+    Command(&'a str),
+    /// A tool call with its optional path.
+    Tool {
+        /// The tool's name.
+        name: &'a str,
+        /// Its path argument.
+        path: Option<&'a str>,
+    },
+}
+
+/// Everything `warden explain` shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    /// The decision (pinned field names: verdict, tier, reason, rules).
+    pub decision: Decision,
+    /// Always false: explaining runs nothing.
+    pub ran: bool,
+    /// The agent the request was decided for.
+    pub agent: Option<String>,
+    /// What the shell analyser found, for command strings.
+    pub analysis: Option<Analysis>,
+    /// The layers that were loaded, top first.
+    pub layers: Vec<LayerInfo>,
+    /// The workspace, home and working directory used.
+    pub context: ContextView,
+}
+
+/// The context, for display.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContextView {
+    /// `${workspace}`.
+    pub workspace: String,
+    /// `~`.
+    pub home: String,
+    /// Where relative paths resolve.
+    pub cwd: String,
+}
+
+impl Engine {
+    /// Compiles `layers` (top first) for `context`.
+    ///
+    /// # Errors
+    /// Every diagnostic of every file; nothing is decided under a policy with errors.
+    pub fn new(layers: &[LayerSource], context: Context) -> Result<Self, Diagnostics> {
+        Ok(Engine { policy: warden_policy::compile(layers)?, context })
+    }
+
+    /// The same policy decided in another context.
+    pub fn with_context(mut self, context: Context) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// The compiled policy.
+    pub fn policy(&self) -> &PolicySet {
+        &self.policy
+    }
+
+    /// The context requests are decided in.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// Decides `query` for `agent` and says why. Runs nothing.
+    pub fn explain(&self, agent: Option<&str>, query: Query<'_>) -> Explanation {
+        let (decision, analysis) = match query {
+            Query::Command(text) => {
+                let analysis = warden_shell::analyse(text);
+                let request = Request { agent, action: Action::Exec(&analysis) };
+                (self.policy.decide(&request, &self.context), Some(analysis))
+            }
+            Query::Tool { name, path } => {
+                let request = Request { agent, action: Action::Tool { name, path } };
+                (self.policy.decide(&request, &self.context), None)
+            }
+        };
+        Explanation {
+            decision,
+            ran: false,
+            agent: agent.map(str::to_string),
+            analysis,
+            layers: self.policy.layers().to_vec(),
+            context: ContextView {
+                workspace: self.context.workspace.clone(),
+                home: self.context.home.clone(),
+                cwd: self.context.cwd.clone(),
+            },
+        }
+    }
+}

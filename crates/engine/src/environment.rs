@@ -1,0 +1,36 @@
+//! The one place that reads the process environment.
+
+use std::path::PathBuf;
+
+/// What the engine needs from the process environment, read once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Environment {
+    /// The home directory (`$HOME`; `/` when unset).
+    pub home: PathBuf,
+    /// `$XDG_CONFIG_HOME`, else `$HOME/.config`.
+    pub config_home: PathBuf,
+    /// The enterprise policy folder (`/etc/warden`).
+    pub enterprise_dir: PathBuf,
+    /// The working directory.
+    pub cwd: PathBuf,
+}
+
+impl Environment {
+    /// Reads `HOME`, `XDG_CONFIG_HOME` and the working directory.
+    ///
+    /// # Errors
+    /// When the working directory cannot be determined.
+    pub fn from_process() -> std::io::Result<Self> {
+        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
+        let config_home = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| home.join(".config"));
+        Ok(Environment {
+            home,
+            config_home,
+            enterprise_dir: PathBuf::from("/etc/warden"),
+            cwd: std::env::current_dir()?,
+        })
+    }
+}

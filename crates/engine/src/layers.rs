@@ -1,0 +1,279 @@
+//! Finding and reading policy layers: enterprise > user > project > directory, over the
+//! embedded default, or the `--policy` files given.
+
+use crate::Environment;
+use std::path::{Path, PathBuf};
+use warden_policy::{DEFAULT_POLICY, LayerKind, LayerSource, SourceFile};
+
+/// The largest policy file read.
+const MAX_POLICY_BYTES: u64 = 1024 * 1024;
+
+/// The display name of the embedded default policy.
+pub const BUILTIN_NAME: &str = "policies/default.policy";
+
+/// Why policy files could not be loaded. Any of these refuses the whole load.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// A file or folder could not be read.
+    #[error("cannot read policy `{path}`: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file is not UTF-8.
+    #[error("policy `{path}` is not valid UTF-8")]
+    NotUtf8 {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A file is larger than 1 MiB.
+    #[error("policy `{path}` is larger than 1 MiB")]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+    },
+    /// An enterprise file or folder that someone other than root could change.
+    #[error("enterprise policy `{path}` is not safe: {why}")]
+    Unsafe {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong (owner, mode).
+        why: String,
+    },
+}
+
+/// Discovers the layers for `env`, top first.
+///
+/// The base is the enterprise layer if `/etc/warden/` holds any `*.policy`, else the user's,
+/// else the embedded default; every layer after it can only narrow. Then the project's
+/// `.warden/` at the repository root and the `.warden/` folders between the root and the
+/// working directory, outermost first.
+///
+/// # Errors
+/// Any file that cannot be used; an enterprise file or folder writable by non-root.
+pub fn discover(env: &Environment) -> Result<Vec<LayerSource>, LoadError> {
+    let mut layers = Vec::new();
+    if let Some(layer) = read_layer_dir(&env.enterprise_dir, LayerKind::Enterprise)? {
+        layers.push(layer);
+    }
+    if let Some(layer) = read_layer_dir(&env.config_home.join("warden"), LayerKind::User)? {
+        layers.push(layer);
+    }
+    if layers.is_empty() {
+        layers.push(LayerSource {
+            kind: LayerKind::Builtin,
+            files: vec![SourceFile { name: BUILTIN_NAME.into(), text: DEFAULT_POLICY.into() }],
+        });
+    }
+    let root = repository_root(&env.cwd).unwrap_or_else(|| env.cwd.clone());
+    if let Some(layer) = read_layer_dir(&root.join(".warden"), LayerKind::Project)? {
+        layers.push(layer);
+    }
+    for dir in folders_between(&root, &env.cwd) {
+        if let Some(layer) = read_layer_dir(&dir.join(".warden"), LayerKind::Directory)? {
+            layers.push(layer);
+        }
+    }
+    Ok(layers)
+}
+
+/// Reads `--policy` files: each is its own layer, in the order given (top first).
+///
+/// # Errors
+/// Any file that cannot be used.
+pub fn load_files(paths: &[PathBuf]) -> Result<Vec<LayerSource>, LoadError> {
+    paths
+        .iter()
+        .map(|p| Ok(LayerSource { kind: LayerKind::Cli, files: vec![read_file(p)?] }))
+        .collect()
+}
+
+/// The nearest ancestor of `cwd` (itself included) holding `.git`.
+pub fn repository_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
+}
+
+/// The folders strictly below `root` down to `cwd` included, outermost first.
+fn folders_between(root: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let Ok(rest) = cwd.strip_prefix(root) else { return Vec::new() };
+    let mut dir = root.to_path_buf();
+    rest.components()
+        .map(|c| {
+            dir.push(c);
+            dir.clone()
+        })
+        .collect()
+}
+
+/// Reads every `*.policy` file of `dir`, sorted by name, as one layer; `None` if there is none.
+fn read_layer_dir(dir: &Path, kind: LayerKind) -> Result<Option<LayerSource>, LoadError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
+        Err(source) => return Err(LoadError::Io { path: dir.to_path_buf(), source }),
+    };
+    let mut paths = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| LoadError::Io { path: dir.to_path_buf(), source })?;
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "policy") {
+            paths.push(path);
+        }
+    }
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    if kind == LayerKind::Enterprise {
+        check_root_only(dir)?;
+    }
+    paths.sort();
+    let mut files = Vec::with_capacity(paths.len());
+    for path in &paths {
+        if kind == LayerKind::Enterprise {
+            check_root_only(path)?;
+        }
+        files.push(read_file(path)?);
+    }
+    Ok(Some(LayerSource { kind, files }))
+}
+
+/// Refuses a path (and what a symlink points to) that non-root could change.
+fn check_root_only(path: &Path) -> Result<(), LoadError> {
+    use std::os::unix::fs::MetadataExt;
+    let unsafe_err = |why: String| LoadError::Unsafe { path: path.to_path_buf(), why };
+    let io_err = |source| LoadError::Io { path: path.to_path_buf(), source };
+    let link = std::fs::symlink_metadata(path).map_err(io_err)?;
+    let target = std::fs::metadata(path).map_err(io_err)?;
+    for meta in [&link, &target] {
+        if meta.uid() != 0 {
+            return Err(unsafe_err(format!("owned by uid {}, not root", meta.uid())));
+        }
+        // Symlinks always report 0o777; only the target's mode means anything.
+        if !meta.file_type().is_symlink() && meta.mode() & 0o022 != 0 {
+            return Err(unsafe_err(format!(
+                "mode {:o} lets group or others write it",
+                meta.mode() & 0o7777
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Reads one policy file, refusing large or non-UTF-8 ones.
+fn read_file(path: &Path) -> Result<SourceFile, LoadError> {
+    use std::io::Read;
+    let io_err = |source| LoadError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::open(path).map_err(io_err)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_POLICY_BYTES + 1).read_to_end(&mut bytes).map_err(io_err)?;
+    if bytes.len() as u64 > MAX_POLICY_BYTES {
+        return Err(LoadError::TooLarge { path: path.to_path_buf() });
+    }
+    let text = String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8 { path: path.to_path_buf() })?;
+    Ok(SourceFile { name: path.display().to_string(), text })
+}
+
+/// Quotes argv for a POSIX shell so that the analyser sees exactly these words.
+pub fn quote_argv(argv: &[String]) -> String {
+    let quote = |w: &String| {
+        if !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b)) {
+            w.clone()
+        } else {
+            format!("'{}'", w.replace('\'', r"'\''"))
+        }
+    };
+    argv.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_in(dir: &Path, cwd: &Path) -> Environment {
+        Environment {
+            home: dir.join("home"),
+            config_home: dir.join("home/.config"),
+            enterprise_dir: dir.join("etc/warden"),
+            cwd: cwd.to_path_buf(),
+        }
+    }
+
+    fn tempdir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("warden-layers-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn builtin_is_the_base_when_nothing_is_installed() {
+        let dir = tempdir("builtin");
+        let layers = discover(&env_in(&dir, &dir)).unwrap();
+        assert_eq!(layers.len(), 1);
+        assert_eq!(layers[0].kind, LayerKind::Builtin);
+    }
+
+    #[test]
+    fn user_layer_replaces_builtin_and_project_layers_follow_outermost_first() {
+        let dir = tempdir("order");
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join(".warden")).unwrap();
+        std::fs::create_dir_all(repo.join("a/.warden")).unwrap();
+        std::fs::create_dir_all(repo.join("a/b/.warden")).unwrap();
+        std::fs::create_dir_all(dir.join("home/.config/warden")).unwrap();
+        for p in [".warden/p.policy", "a/.warden/x.policy", "a/b/.warden/y.policy"] {
+            std::fs::write(repo.join(p), "version 1\n").unwrap();
+        }
+        std::fs::write(dir.join("home/.config/warden/u.policy"), "version 1\n").unwrap();
+        let layers = discover(&env_in(&dir, &repo.join("a/b"))).unwrap();
+        let kinds: Vec<_> = layers.iter().map(|l| l.kind).collect();
+        assert_eq!(
+            kinds,
+            [LayerKind::User, LayerKind::Project, LayerKind::Directory, LayerKind::Directory]
+        );
+        assert!(layers[2].files[0].name.ends_with("a/.warden/x.policy"));
+        assert!(layers[3].files[0].name.ends_with("a/b/.warden/y.policy"));
+    }
+
+    #[test]
+    fn enterprise_file_writable_by_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempdir("enterprise");
+        let etc = dir.join("etc/warden");
+        std::fs::create_dir_all(&etc).unwrap();
+        std::fs::set_permissions(&etc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let file = etc.join("org.policy");
+        std::fs::write(&file, "version 1\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let err = discover(&env_in(&dir, &dir)).unwrap_err();
+        // As root the mode is what is wrong; as another user, the owner.
+        assert!(matches!(err, LoadError::Unsafe { .. }), "{err}");
+        if std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n") {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+            let layers = discover(&env_in(&dir, &dir)).unwrap();
+            assert_eq!(layers[0].kind, LayerKind::Enterprise);
+        }
+    }
+
+    #[test]
+    fn oversized_and_non_utf8_files_are_refused() {
+        let dir = tempdir("bad");
+        let big = dir.join("big.policy");
+        std::fs::write(&big, vec![b'#'; 1024 * 1024 + 1]).unwrap();
+        assert!(matches!(load_files(&[big]), Err(LoadError::TooLarge { .. })));
+        let bin = dir.join("bin.policy");
+        std::fs::write(&bin, [0xff, 0xfe]).unwrap();
+        assert!(matches!(load_files(&[bin]), Err(LoadError::NotUtf8 { .. })));
+    }
+
+    #[test]
+    fn quote_argv_keeps_words_whole() {
+        let argv: Vec<String> = ["rm", "-rf", "a b", "it's", ""].map(String::from).to_vec();
+        assert_eq!(quote_argv(&argv), r"rm -rf 'a b' 'it'\''s' ''");
+    }
+}
