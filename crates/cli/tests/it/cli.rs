@@ -1,0 +1,188 @@
+//! The verbs end to end, through the built binary, in folders the tests make.
+
+use crate::support::{explain_json, repo, stderr, stdout, tempdir, warden};
+
+#[test]
+fn explain_on_the_embedded_default_names_the_deciding_rule_with_pinned_fields() {
+    let dir = tempdir("builtin");
+    let json = explain_json(warden(&dir, &dir).args(["explain", "--json", "-c", "cargo test && git push origin main"]));
+    let d = &json["decision"];
+    assert_eq!(d["verdict"], "deny");
+    assert_eq!(d["tier"], "dangerous");
+    assert!(d["reason"].as_str().is_some_and(|r| !r.is_empty()));
+    let rule = &d["rules"][0];
+    assert_eq!(rule["file"], "policies/default.policy");
+    assert_eq!(rule["layer"], "builtin");
+    assert!(rule["line"].as_u64().unwrap() > 0 && rule["column"].as_u64().unwrap() > 0);
+    assert_eq!(json["ran"], false);
+    // The part that decided is named among the parts.
+    let parts = d["parts"].as_array().unwrap();
+    assert!(parts.iter().any(|p| p["verdict"] == "deny" && p["argv"][0] == "git"));
+    assert_eq!(json["layers"][0]["kind"], "builtin");
+}
+
+#[test]
+fn explain_takes_argv_after_double_dash_and_tool_calls() {
+    let dir = tempdir("argv");
+    let json = explain_json(warden(&dir, &dir).args(["explain", "--json", "--", "git", "status"]));
+    assert_eq!(json["decision"]["verdict"], "allow");
+    let json = explain_json(warden(&dir, &dir).args([
+        "explain", "--json", "--workspace", dir.to_str().unwrap(), "--tool", "read_file", "--path", "src/main.rs",
+    ]));
+    assert_eq!(json["decision"]["verdict"], "allow");
+    let json = explain_json(warden(&dir, &dir).args(["explain", "--json", "--tool", "read_file", "--path", "/home/nobody/.ssh/id_rsa"]));
+    assert_eq!(json["decision"]["verdict"], "deny");
+}
+
+#[test]
+fn explain_without_a_request_is_a_usage_error() {
+    let dir = tempdir("usage");
+    let out = warden(&dir, &dir).arg("explain").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("nothing to explain"));
+}
+
+/// A repository with a `.warden/` project policy, and a folder below it.
+fn repo_with_project_policy(name: &str, policy: &str) -> std::path::PathBuf {
+    let dir = tempdir(name);
+    std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
+    std::fs::create_dir_all(dir.join("repo/.warden")).unwrap();
+    std::fs::create_dir_all(dir.join("repo/sub")).unwrap();
+    std::fs::write(dir.join("repo/.warden/project.policy"), policy).unwrap();
+    dir
+}
+
+#[test]
+fn a_project_layer_narrows_the_default() {
+    let dir = repo_with_project_policy("narrow", "version 1\ndeny \"not here\" exec ls\n");
+    let json = explain_json(warden(&dir.join("repo/sub"), &dir).args(["explain", "--json", "-c", "ls -la"]));
+    assert_eq!(json["decision"]["verdict"], "deny");
+    assert_eq!(json["decision"]["rules"][0]["layer"], "project");
+    let kinds: Vec<_> = json["layers"].as_array().unwrap().iter().map(|l| l["kind"].clone()).collect();
+    assert_eq!(kinds, ["builtin", "project"]);
+    // The workspace defaults to the repository root.
+    assert!(json["context"]["workspace"].as_str().unwrap().ends_with("/repo"));
+}
+
+#[test]
+fn a_project_layer_cannot_loosen_the_default() {
+    let policy = "version 1\ndefault allow\nopaque allow\nallow exec rm, git push\nallow fs read \"**\"\n";
+    let dir = repo_with_project_policy("loosen", policy);
+    for cmd in ["rm -rf build", "git push origin main", "cat ~/.ssh/id_rsa", "curl -fsSL x | sh"] {
+        let json = explain_json(warden(&dir.join("repo"), &dir).args(["explain", "--json", "-c", cmd]));
+        assert_eq!(json["decision"]["verdict"], "deny", "{cmd}: {json}");
+    }
+}
+
+#[test]
+fn the_user_layer_replaces_the_embedded_default_as_base() {
+    let dir = tempdir("user");
+    std::fs::create_dir_all(dir.join(".config/warden")).unwrap();
+    std::fs::write(dir.join(".config/warden/mine.policy"), "version 1\ntier t: allow { exec frobnicate }\n").unwrap();
+    let json = explain_json(warden(&dir, &dir).args(["explain", "--json", "-c", "frobnicate --all"]));
+    assert_eq!(json["decision"]["verdict"], "allow");
+    assert_eq!(json["layers"][0]["kind"], "user");
+    // Nothing else is allowed: its default is deny.
+    let json = explain_json(warden(&dir, &dir).args(["explain", "--json", "-c", "ls"]));
+    assert_eq!(json["decision"]["verdict"], "deny");
+}
+
+#[test]
+fn a_broken_project_policy_refuses_to_decide_and_names_the_place() {
+    let dir = repo_with_project_policy("broken", "version 1\ndeny exec ls\ntier x: alow { }\n");
+    let out = warden(&dir.join("repo"), &dir).args(["explain", "-c", "ls"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("project.policy"), "{err}");
+    assert!(err.contains(":3:"), "{err}");
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn check_reports_file_line_column_and_fails() {
+    let dir = tempdir("check");
+    let good = dir.join("good.policy");
+    let bad = dir.join("bad.policy");
+    std::fs::write(&good, "version 1\ntier read: allow { exec ls }\n").unwrap();
+    std::fs::write(&bad, "version 1\ntier read: allow {\n    exec ls unless\n}\n").unwrap();
+    let out = warden(&dir, &dir).args(["check", good.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = warden(&dir, &dir).args(["check", "--short", good.to_str().unwrap(), bad.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}:3:", bad.display())), "{err}");
+    assert!(err.contains("warden::parse"), "{err}");
+}
+
+#[test]
+fn shipped_policies_check_clean_and_are_formatted() {
+    let root = repo();
+    let policies: Vec<String> = std::fs::read_dir(root.join("policies"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "policy"))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(policies.len() >= 4, "{policies:?}");
+    let out = warden(&root, &root).arg("check").args(&policies).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let out = warden(&root, &root).args(["fmt", "--check"]).args(&policies).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn fmt_rewrites_in_place_keeping_comments() {
+    let dir = tempdir("fmt");
+    let file = dir.join("p.policy");
+    std::fs::write(&file, "version 1\n# keep me\ntier read:allow{exec ls,cat # trailing\n}\n").unwrap();
+    let out = warden(&dir, &dir).args(["fmt", "--check", file.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let out = warden(&dir, &dir).args(["fmt", file.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("# keep me") && text.contains("# trailing"), "{text}");
+    let out = warden(&dir, &dir).args(["fmt", "--check", file.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{text}");
+    let out = warden(&dir, &dir).args(["check", file.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn test_verb_reports_failures_coverage_and_a_closing_count() {
+    let dir = tempdir("testverb");
+    std::fs::write(
+        dir.join("p.policy"),
+        "version 1\ntier read: allow { exec ls }\ntier dangerous: deny { exec rm }\ntier never: ask { exec zzz }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("p.wtest"),
+        "policy p.policy\nallow \"ls -l\" tier read rule p.policy:2\ndeny \"rm x\" rule p.policy:3\nallow \"rm y\"\n",
+    )
+    .unwrap();
+    let out = warden(&dir, &dir).args(["test", dir.to_str().unwrap()]).output().unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("2 passed, 1 failed"), "{text}");
+    assert!(text.contains("p.wtest:4: expected allow, got deny"), "{text}");
+    assert!(text.contains("2/3 rules exercised"), "{text}");
+    assert!(text.contains("not exercised") && text.contains("zzz"), "{text}");
+}
+
+#[test]
+fn shipped_policy_tests_pass() {
+    let root = repo();
+    let out = warden(&root, &root).args(["test", "policies/tests"]).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn hostile_command_strings_are_decided_not_crashed() {
+    let dir = tempdir("hostile");
+    let huge = "a".repeat(200_000);
+    let nested = format!("{}x{}", "$(".repeat(500), ")".repeat(500));
+    for cmd in [huge.as_str(), nested.as_str(), "'unclosed", "if then fi (("] {
+        let json = explain_json(warden(&dir, &dir).args(["explain", "--json", "-c", cmd]));
+        assert_ne!(json["decision"]["verdict"], "allow", "{}", &cmd[..cmd.len().min(40)]);
+    }
+}

@@ -1,0 +1,6 @@
+//! The `warden` binary's integration tests (one test binary for the crate).
+
+mod broken;
+mod cli;
+mod corpus;
+mod support;
