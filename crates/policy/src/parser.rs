@@ -12,8 +12,9 @@
 mod attach;
 mod build;
 mod errors;
+mod rules;
 mod same;
-mod values;
+pub(crate) mod values;
 
 use std::num::NonZeroUsize;
 

@@ -1,0 +1,5 @@
+//! Integration tests of the policy crate.
+
+mod broken;
+mod fmt;
+mod parse;
