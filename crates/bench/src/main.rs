@@ -1,1 +1,59 @@
-fn main() {}
+//! `warden-bench`: warden's benchmarks, each a side-by-side table against a peer measured in
+//! the same run.
+//!
+//! One module per subcommand (`policy`, later `spawn`, `wasi`, `audit`, `mcp`); `stats` holds
+//! what they share: sampling with warm-up, percentiles, the table and the JSON lines.
+#![forbid(unsafe_code)]
+
+mod policy;
+mod stats;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+/// warden's benchmarks: side-by-side tables against peers measured in the same run.
+#[derive(Debug, Parser)]
+#[command(name = "warden-bench", version)]
+struct Cli {
+    #[command(subcommand)]
+    bench: Bench,
+}
+
+#[derive(Debug, Subcommand)]
+enum Bench {
+    /// Policy decision, shell analysis and compile latency, beside cedar-policy.
+    Policy(Options),
+}
+
+/// Flags every subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct Options {
+    /// Print one JSON object per line instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Short time budgets: checks the harness end to end, numbers are rough.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (opts, report) = match &cli.bench {
+        Bench::Policy(opts) => (opts, policy::run(opts).map_err(|e| e.to_string())),
+    };
+    match report {
+        Ok(report) => {
+            if opts.json {
+                print!("{}", stats::json_lines(&report));
+            } else {
+                print!("{}", stats::table(&report));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("warden-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! `warden-bench policy`: warden's policy engine beside Cedar, on equivalent rule sets.
+//!
+//! Rows, all measured in one run:
+//! - `decide`: one decision on a pre-analysed exec request (warden `PolicySet::decide`; Cedar
+//!   `Authorizer::is_authorized` on a pre-built request and entity), for 10, 1,000 and 10,000
+//!   rules and three requests (a hit near the end of the list, a miss, a deny).
+//! - `analyse+decide`: the same requests from the command string (warden only: Cedar has no
+//!   shell analyser).
+//! - `compile`: warden `compile` of the generated files vs Cedar `PolicySet::from_str` plus
+//!   strict validation against a schema.
+//! - `analyse`: `warden_shell::analyse` on typical agent command strings (no peer).
+//!
+//! Before any timing, every request is decided once on both engines and the run stops if they
+//! disagree on let-through (warden allow/ask, Cedar permit) vs refused.
+
+mod cedar_side;
+mod commands;
+mod rules;
+mod warden_side;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use cedar_policy::{Authorizer, Validator};
+use warden_policy::PolicySet;
+use warden_policy::ast::Verdict as WVerdict;
+
+use crate::Options;
+use crate::stats::{Cell, Report, Row, Summary, measure};
+use commands::Case;
+use warden_side::AnalysisSource;
+
+/// Rule-set sizes measured.
+pub const SIZES: [usize; 3] = [10, 1_000, 10_000];
+
+/// Why the policy bench could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// Cedar refused the generated input (a generator bug).
+    #[error("cedar: {0}")]
+    Cedar(String),
+    /// The generator did not produce a rule a request needs.
+    #[error("generator: {0}")]
+    Generator(&'static str),
+    /// The engines (or one engine and the expectation) disagree on a request.
+    #[error(
+        "`{case}` with {rules} rules (`{command}`): expected {expected}, warden {warden}, cedar {cedar}"
+    )]
+    Mismatch {
+        /// The request's name.
+        case: &'static str,
+        /// The rule-set size.
+        rules: usize,
+        /// The command string.
+        command: String,
+        /// `permit` or `refuse`.
+        expected: &'static str,
+        /// warden's verdict (or `not compiled`).
+        warden: String,
+        /// Cedar's decision.
+        cedar: &'static str,
+    },
+}
+
+/// Time budgets per measurement.
+struct Budgets {
+    call: Duration,
+    compile: Duration,
+}
+
+/// Runs every row and returns the report.
+///
+/// # Errors
+/// Cedar setup failures, and any disagreement between the engines on a request.
+pub fn run(opts: &Options) -> Result<Report, BenchError> {
+    let budgets = if opts.quick {
+        Budgets {
+            call: Duration::from_millis(20),
+            compile: Duration::from_millis(50),
+        }
+    } else {
+        Budgets {
+            call: Duration::from_millis(300),
+            compile: Duration::from_millis(1_500),
+        }
+    };
+    let (validator, schema) = cedar_side::validator()?;
+    let authorizer = Authorizer::new();
+    let ctx = warden_side::context();
+    let mut notes = Vec::new();
+    let (mut decide_rows, mut e2e_rows, mut compile_rows) = (vec![], vec![], vec![]);
+    let mut hand_built = false;
+    let mut compile_errors = Vec::new();
+
+    for n in SIZES {
+        let generated = rules::generate(n);
+        let files = rules::warden_files(&generated);
+        let cedar_text = rules::cedar_text(&generated);
+        let cedar_set = cedar_side::policy_set(&cedar_text, &validator)?;
+        let layers = warden_side::layers(&files);
+        let warden = warden_side::try_compile(&layers);
+        if let Err(e) = &warden {
+            compile_errors.push(format!("{n} rules: {e}"));
+        }
+        for case in commands::cases(&generated)? {
+            let request = cedar_side::exec_request(&case.argv, &schema)?;
+            let cedar_permits = cedar_side::checked_decide(&authorizer, &cedar_set, &request)?;
+            let (analysis, source) = warden_side::analysis_for(&case.argv);
+            hand_built |= source == AnalysisSource::HandBuilt;
+            let warden_verdict = warden
+                .as_ref()
+                .ok()
+                .map(|set| warden_side::verdict(set, &analysis, &ctx));
+            check(&case, n, warden_verdict, cedar_permits)?;
+
+            let ours = match &warden {
+                Ok(set) => measured(
+                    measure(budgets.call, || {
+                        warden_side::decide(set, black_box(&analysis), &ctx)
+                    }),
+                    warden_verdict.map(WVerdict::as_str),
+                ),
+                Err(_) => Cell::Missing(String::from("no compile")),
+            };
+            let peer = measured(
+                measure(budgets.call, || {
+                    authorizer
+                        .is_authorized(black_box(&request.request), &cedar_set, &request.entities)
+                        .decision()
+                }),
+                Some(if cedar_permits { "allow" } else { "deny" }),
+            );
+            decide_rows.push(row("decide", case.name, Some(n), ours, peer));
+            e2e_rows.push(end_to_end(&warden, &case, n, &ctx, &budgets));
+        }
+        compile_rows.push(compile_row(&layers, &cedar_text, &validator, n, &budgets));
+    }
+
+    notes.extend(header_notes(opts));
+    if hand_built {
+        notes.push(String::from(
+            "NOTE: `decide` rows use a hand-built one-command analysis: warden_shell::analyse did \
+             not return the expected single command (analyser not built yet?)",
+        ));
+    }
+    for e in &compile_errors {
+        notes.push(format!("NOTE: warden compile failed, {e}"));
+    }
+    let mut rows = decide_rows;
+    rows.extend(e2e_rows);
+    rows.extend(compile_rows);
+    rows.extend(analyse_rows(&budgets));
+    Ok(Report {
+        bench: "policy",
+        ours: "warden",
+        peer: "cedar",
+        notes,
+        rows,
+    })
+}
+
+fn header_notes(opts: &Options) -> Vec<String> {
+    let build = if cfg!(debug_assertions) {
+        "DEBUG build (numbers meaningless)"
+    } else {
+        "release"
+    };
+    let mut notes = vec![
+        format!(
+            "warden-bench policy: {build}, cedar-policy {}, rule sets from one generator (seed {:#x}){}",
+            env!("CEDAR_VERSION"),
+            rules::SEED,
+            if opts.quick { ", --quick budgets" } else { "" },
+        ),
+        String::from(
+            "latency per call; rows with batch > 1 time batches of that many calls and report \
+             p50/p99 of the batch means",
+        ),
+        String::from(
+            "ratio = warden p50 / cedar p50 (below 1: warden faster); outcome = warden/cedar; \
+             cedar maps deny -> forbid and allow, ask -> permit (in cedar's favour)",
+        ),
+        String::from(
+            "decide: pre-analysed request (cedar: pre-built request + entity); compile: warden \
+             compile vs cedar PolicySet::from_str + strict validation",
+        ),
+    ];
+    notes.push(String::new());
+    notes
+}
+
+fn measured(summary: Summary, outcome: Option<&str>) -> Cell {
+    Cell::Measured {
+        summary,
+        outcome: outcome.map(String::from),
+    }
+}
+
+fn row(group: &str, case: &str, rules: Option<usize>, ours: Cell, peer: Cell) -> Row {
+    Row {
+        group: group.to_string(),
+        case: case.to_string(),
+        rules,
+        ours,
+        peer,
+    }
+}
+
+/// The untimed honesty check: both engines, and the expectation, agree on let-through.
+fn check(
+    case: &Case,
+    n: usize,
+    warden: Option<WVerdict>,
+    cedar_permits: bool,
+) -> Result<(), BenchError> {
+    let warden_permits = warden.map(|v| v != WVerdict::Deny);
+    let agree =
+        cedar_permits == case.permitted && warden_permits.is_none_or(|w| w == case.permitted);
+    if agree {
+        return Ok(());
+    }
+    Err(BenchError::Mismatch {
+        case: case.name,
+        rules: n,
+        command: case.argv.join(" "),
+        expected: if case.permitted { "permit" } else { "refuse" },
+        warden: warden.map_or_else(|| String::from("not compiled"), |v| v.as_str().to_string()),
+        cedar: if cedar_permits { "permit" } else { "refuse" },
+    })
+}
+
+fn end_to_end(
+    warden: &Result<PolicySet, String>,
+    case: &Case,
+    n: usize,
+    ctx: &warden_policy::Context,
+    budgets: &Budgets,
+) -> Row {
+    let line = case.argv.join(" ");
+    let ours = match warden {
+        Ok(set) => {
+            let outcome = warden_side::analyse_and_decide(set, &line, ctx).as_str();
+            measured(
+                measure(budgets.call, || {
+                    warden_side::analyse_and_decide(set, black_box(&line), ctx)
+                }),
+                Some(outcome),
+            )
+        }
+        Err(_) => Cell::Missing(String::from("no compile")),
+    };
+    row("analyse+decide", case.name, Some(n), ours, Cell::None)
+}
+
+fn compile_row(
+    layers: &[warden_policy::LayerSource],
+    cedar_text: &str,
+    validator: &Validator,
+    n: usize,
+    budgets: &Budgets,
+) -> Row {
+    let ours = match warden_side::try_compile(layers) {
+        Ok(_) => measured(
+            measure(budgets.compile, || {
+                warden_policy::compile(black_box(layers)).is_ok()
+            }),
+            None,
+        ),
+        Err(_) => Cell::Missing(String::from("compile error")),
+    };
+    let peer = measured(
+        measure(budgets.compile, || {
+            cedar_side::parse_and_validate(black_box(cedar_text), validator).unwrap_or(false)
+        }),
+        None,
+    );
+    row("compile", "parse+validate+compile", Some(n), ours, peer)
+}
+
+fn analyse_rows(budgets: &Budgets) -> Vec<Row> {
+    commands::TYPICAL
+        .iter()
+        .map(|cmd| {
+            let a = warden_shell::analyse(cmd);
+            let outcome = format!(
+                "{} cmd{}",
+                a.commands.len(),
+                if a.opaque.is_empty() {
+                    String::new()
+                } else {
+                    format!(" +{} opaque", a.opaque.len())
+                }
+            );
+            let summary = measure(budgets.call, || warden_shell::analyse(black_box(cmd)));
+            row(
+                "analyse",
+                &commands::label(cmd, 40),
+                None,
+                measured(summary, Some(&outcome)),
+                Cell::None,
+            )
+        })
+        .collect()
+}
