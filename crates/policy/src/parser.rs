@@ -12,6 +12,7 @@
 mod attach;
 mod build;
 mod errors;
+mod lex;
 mod rules;
 mod same;
 pub(crate) mod values;
@@ -57,22 +58,41 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
     check_source(file, text)?;
     pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
     pest::set_error_detail(true);
-    let mut pairs = match grammar::PolicyParser::parse(Rule::file, text) {
-        Ok(pairs) => pairs,
-        Err(err) => return Err(Diagnostics(vec![errors::from_pest(file, text, &err)])),
+    let lexical = lex::check(file, text);
+    let root = match grammar::PolicyParser::parse(Rule::file, text) {
+        Ok(mut pairs) => pairs.next(),
+        Err(err) => {
+            let syntax = errors::from_pest(file, text, &err);
+            return Err(merge(lexical, vec![syntax], true));
+        }
     };
-    let Some(root) = pairs.next() else {
-        return Err(Diagnostics(vec![Diagnostic::new(
-            Code::Parse,
-            file,
-            text,
-            0..0,
-            "the parser produced no tree",
-        )]));
+    let Some(root) = root else {
+        let d = Diagnostic::new(Code::Parse, file, text, 0..0, "the parser produced no tree");
+        return Err(Diagnostics(vec![d]));
     };
     let mut builder = build::Builder::new(file, text);
     let policy = builder.file(root);
-    builder.finish(policy)
+    match builder.finish(policy) {
+        Ok(policy) if lexical.is_empty() => Ok(policy),
+        Ok(_) => Err(merge(lexical, Vec::new(), false)),
+        Err(Diagnostics(found)) => Err(merge(lexical, found, false)),
+    }
+}
+
+/// Lexical and later errors in source order, without repeats. A syntax error after the first
+/// lexical one is most likely its consequence (`consequence`), and is dropped.
+fn merge(lexical: Vec<Diagnostic>, later: Vec<Diagnostic>, consequence: bool) -> Diagnostics {
+    let first_lexical = lexical.first().map(|d| d.span.start);
+    let mut all = lexical;
+    for d in later {
+        let dropped = consequence && first_lexical.is_some_and(|at| d.span.start >= at);
+        let repeated = all.iter().any(|e| e.span == d.span && e.message == d.message);
+        if !dropped && !repeated {
+            all.push(d);
+        }
+    }
+    all.sort_by_key(|d| d.span.start);
+    Diagnostics(all)
 }
 
 /// Refuses text that is too large or contains NUL bytes.

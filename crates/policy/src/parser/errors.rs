@@ -19,19 +19,54 @@ const ITEM_KEYWORDS: [&str; 15] = [
 const RULE_KEYWORDS: [&str; 5] = ["tools", "exec", "pipe", "fs", "net"];
 const VERDICTS: [&str; 3] = ["allow", "ask", "deny"];
 
+const STATEMENT: (u8, &str) = (0, "a statement (`version`, `tier`, `agent`, a rule, ...)");
+const ITEM: (u8, &str) = (1, "an item (a rule, `tiers`, `limits`, ...)");
+const RULE: (u8, &str) = (3, "a rule (`tools`, `exec`, `pipe`, `fs` or `net`)");
+const END: (u8, &str) = (32, "the end of the line");
+const SEMI: (u8, &str) = (31, "`;`");
+
+/// What pest tried at the error position, in words, ranked for the message.
+fn describe_all(positives: &[Rule]) -> Vec<(u8, &'static str)> {
+    use Rule as R;
+    let statement = positives.contains(&R::kw_version);
+    let item = !statement && positives.contains(&R::kw_tiers);
+    let rule = !statement && !item && positives.contains(&R::kw_exec);
+    let mut out = Vec::new();
+    for r in positives {
+        let keyword = matches!(
+            r,
+            R::kw_version | R::kw_default | R::kw_opaque | R::kw_paths | R::kw_tier | R::kw_tiers
+                | R::kw_limits | R::kw_env | R::kw_sandbox | R::kw_agent | R::kw_example
+                | R::lock | R::verdict | R::standalone | R::kw_tools | R::kw_exec | R::kw_pipe
+                | R::kw_fs | R::kw_net
+        );
+        if statement && (keyword || *r == R::EOI || *r == R::comment) {
+            out.push(STATEMENT);
+        } else if item && (keyword || *r == R::comment) {
+            out.push(ITEM);
+        } else if rule && matches!(r, R::kw_tools | R::kw_exec | R::kw_pipe | R::kw_fs | R::kw_net) {
+            out.push(RULE);
+        } else if matches!(r, R::condition | R::cond_kw) {
+            out.push((16, "`unless`"));
+            out.push((17, "`with`"));
+        } else if let Some(d) = describe(*r) {
+            out.push(d);
+        }
+    }
+    out
+}
+
 /// What a rule stands for in a message; `None` for rules never worth naming.
 fn describe(r: Rule) -> Option<(u8, &'static str)> {
     use Rule as R;
     Some(match r {
         R::version_stmt | R::default_stmt | R::opaque_stmt | R::paths_stmt | R::tier_stmt
         | R::limits_stmt | R::env_stmt | R::sandbox_stmt | R::agent_stmt | R::example_stmt => {
-            (0, "a statement (`version`, `tier`, `agent`, a rule, ...)")
+            STATEMENT
         }
-        R::tiers_item => (1, "a body item (a rule, `tiers`, `limits`, ...) or `}`"),
+        R::tiers_item => ITEM,
         R::standalone => (2, "a rule with its verdict (`deny exec rm`, ...)"),
-        R::tools_rule | R::exec_rule | R::pipe_rule | R::fs_rule | R::net_rule => {
-            (3, "a rule (`tools`, `exec`, `pipe`, `fs` or `net`)")
-        }
+        R::tools_rule | R::exec_rule | R::pipe_rule | R::fs_rule | R::net_rule => RULE,
         R::verdict => (4, "a verdict (`allow`, `ask` or `deny`)"),
         R::lock => (5, "`lock`"),
         R::name | R::set_name => (6, "a name"),
@@ -41,27 +76,24 @@ fn describe(r: Rule) -> Option<(u8, &'static str)> {
         R::body | R::lbrace => (10, "`{`"),
         R::path_list => (11, "a path (a string or the name of a `paths` set)"),
         R::fs_access => (12, "`read` or `write`"),
-        R::net_none | R::net_any | R::net_hosts => (13, "`none`, `any` or `hosts`"),
+        R::net_none | R::net_any | R::net_hosts | R::kw_hosts => (13, "`none`, `any` or `hosts`"),
         R::pattern | R::command => (14, "a command pattern"),
         R::arg | R::seq => (15, "an argument"),
-        R::condition | R::cond_kw => (16, "`unless` or `with`"),
-        R::limit => (17, "a limit such as `timeout 5m`"),
+        R::limit => (18, "a limit such as `timeout 5m`"),
         R::example_tool | R::kw_tool => (18, "`tool`"),
         R::string | R::unclosed_string => (19, "a string"),
         R::word | R::pword => (20, "a word"),
         R::lparen => (21, "`(`"),
         R::bar => (22, "`|`"),
         R::rparen => (23, "`)`"),
-        R::kw_extends => (24, "`extends`"),
-        R::kw_except => (25, "`except`"),
-        R::kw_into => (26, "`into`"),
-        R::kw_image => (27, "`image`"),
-        R::kw_agent => (28, "`agent`"),
-        R::kw_hosts => (29, "`hosts`"),
+        R::kw_extends => (25, "`extends`"),
+        R::kw_except => (26, "`except`"),
+        R::kw_into => (27, "`into`"),
+        R::kw_image => (28, "`image`"),
+        R::kw_agent => (29, "`agent`"),
         R::kw_tier => (30, "`tier`"),
-        R::rbrace => (31, "`}`"),
-        R::end => (32, "the end of the statement (a newline or `;`)"),
-        R::item_end => (33, "the end of the item (a newline, `;` or `}`)"),
+        R::rbrace => (33, "`}`"),
+        R::end | R::item_end | R::comment => END,
         R::EOI => (34, "the end of the file"),
         _ => return None,
     })
@@ -70,14 +102,8 @@ fn describe(r: Rule) -> Option<(u8, &'static str)> {
 /// Punctuation pest tried as a literal, worth naming.
 fn describe_literal(token: &str) -> Option<(u8, &'static str)> {
     Some(match token {
-        ":" => (8, "`:`"),
-        "=" => (9, "`=`"),
-        "{" => (10, "`{`"),
         "," => (24, "`,`"),
-        "(" => (21, "`(`"),
-        "|" => (22, "`|`"),
-        ")" => (23, "`)`"),
-        "}" => (31, "`}`"),
+        "}" => (33, "`}`"),
         _ => return None,
     })
 }
@@ -90,6 +116,9 @@ fn found_at(text: &str, pos: usize) -> (String, Option<String>) {
     };
     if first == '\n' || rest.starts_with("\r\n") {
         return (String::from("the end of the line"), None);
+    }
+    if first == '"' {
+        return (String::from("a string"), None);
     }
     let is_word = |c: char| c.is_alphanumeric() || "_./+@%:=^~-*?".contains(c);
     let word: String = if is_word(first) {
@@ -120,7 +149,7 @@ pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic
             return d.with_help("simplify the policy or split it into several files");
         }
     };
-    let mut expected: Vec<(u8, &'static str)> = positives.iter().filter_map(|r| describe(*r)).collect();
+    let mut expected = describe_all(&positives);
     if let Some(attempts) = err.parse_attempts() {
         if attempts.max_position == pos {
             for token in attempts.expected_tokens() {
@@ -130,13 +159,11 @@ pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic
             }
         }
     }
-    expected.sort_unstable();
-    expected.dedup();
-    // A statement or item can always start where the file or body could end: name the bigger
-    // thing only.
-    if expected.iter().any(|(rank, _)| *rank <= 1) {
-        expected.retain(|(rank, _)| *rank <= 1 || *rank == 31);
+    if expected.contains(&END) {
+        expected.push(SEMI);
     }
+    expected.sort_unstable();
+    expected.dedup_by(|a, b| a.1 == b.1);
     let (found, word) = found_at(text, pos);
     let words: Vec<&str> = expected.iter().map(|(_, d)| *d).collect();
     let message = match words.split_last() {
@@ -161,6 +188,16 @@ fn advice(positives: &[Rule], expected: &[(u8, &str)], found: &str, word: Option
     let has = |r: Rule| positives.contains(&r);
     let ranks = |n: u8| expected.iter().any(|(rank, _)| *rank == n);
     if let Some(word) = word {
+        if ranks(0) {
+            if word == "tiers" {
+                return Some(String::from("`tiers` belongs inside an agent: `agent NAME { tiers ... }`"));
+            }
+            if RULE_KEYWORDS.contains(&word) {
+                return Some(format!(
+                    "a rule outside a tier needs a verdict first, as in `deny {word} ...`"
+                ));
+            }
+        }
         let lists: [(&[&str], bool); 6] = [
             (&VERDICTS, has(Rule::verdict)),
             (&STATEMENT_KEYWORDS, ranks(0)),
@@ -174,9 +211,15 @@ fn advice(positives: &[Rule], expected: &[(u8, &str)], found: &str, word: Option
                 return Some(format!("did you mean `{near}`?"));
             }
         }
-        if ranks(6) && ranks(8) {
-            return None;
+        if has(Rule::fs_access) {
+            return Some(String::from("write `fs read PATHS` or `fs write PATHS`"));
         }
+        if expected.len() == 1 && ranks(19) {
+            return Some(format!("quote it: `\"{word}\"`"));
+        }
+    }
+    if ranks(6) && found == "a string" {
+        return Some(String::from("names are written without quotes"));
     }
     if found == "`|`" && !ranks(22) {
         return Some(String::from(
@@ -186,7 +229,10 @@ fn advice(positives: &[Rule], expected: &[(u8, &str)], found: &str, word: Option
     if found == "`)`" && !ranks(23) {
         return Some(String::from("this `)` closes no `(`"));
     }
-    if found == "the end of the file" && ranks(31) {
+    if word.is_some() && ranks(32) {
+        return Some(String::from("put each statement or item on its own line, or separate them with `;`"));
+    }
+    if found == "the end of the file" && ranks(33) {
         return Some(String::from("a `{` is not closed"));
     }
     if found == "the end of the line" && ranks(23) {
@@ -195,8 +241,9 @@ fn advice(positives: &[Rule], expected: &[(u8, &str)], found: &str, word: Option
     if found == "`{`" && ranks(8) {
         return Some(String::from("a tier is written `tier NAME: VERDICT { ... }`"));
     }
-    if ranks(6) && has(Rule::name) {
-        return Some(String::from("names start with a letter or `_`"));
+    if ranks(6) {
+        return Some(String::from("a name is a word that starts with a letter or `_`, such as `read`"));
     }
     None
 }
+

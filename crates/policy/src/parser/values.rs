@@ -105,7 +105,7 @@ pub(crate) fn duration(value: &str) -> Result<u64, ValueError> {
         "h" => 3_600_000,
         _ => {
             return Err(ValueError {
-                at: digits.len()..value.len(),
+                at: if unit.is_empty() { 0..value.len() } else { digits.len()..value.len() },
                 message: if unit.is_empty() {
                     format!("duration `{value}` has no unit")
                 } else {

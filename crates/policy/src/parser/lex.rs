@@ -1,0 +1,66 @@
+//! A lexical pass over strings, before pest: an unclosed string or an unknown escape is reported
+//! at its own place, not where the grammar later gives up.
+
+use crate::error::{Code, Diagnostic};
+
+/// Every unclosed string and unknown escape, in source order.
+pub(crate) fn check(file: &str, text: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut chars = text.char_indices();
+    let mut string_start: Option<usize> = None;
+    let mut reported = false;
+    while let Some((i, c)) = chars.next() {
+        match (string_start, c) {
+            (None, '#') => {
+                for (_, c) in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            (None, '"') => {
+                string_start = Some(i);
+                reported = false;
+            }
+            (None, _) => {}
+            (Some(start), '\n') => {
+                out.push(unclosed(file, text, start));
+                string_start = None;
+            }
+            (Some(_), '"') => string_start = None,
+            (Some(_), '\\') => match chars.clone().next() {
+                Some((_, '"' | '\\' | 'n' | 't')) => {
+                    chars.next();
+                }
+                Some((_, '\n')) | None => {}
+                Some((j, other)) => {
+                    chars.next();
+                    if !reported {
+                        reported = true;
+                        let d = Diagnostic::new(
+                            Code::Parse,
+                            file,
+                            text,
+                            i..j + other.len_utf8(),
+                            format!("unknown escape `\\{other}` in string"),
+                        )
+                        .with_help(
+                            "the escapes are `\\\"`, `\\\\`, `\\n` and `\\t`; write `\\\\` for a backslash",
+                        );
+                        out.push(d);
+                    }
+                }
+            },
+            (Some(_), _) => {}
+        }
+    }
+    if let Some(start) = string_start {
+        out.push(unclosed(file, text, start));
+    }
+    out
+}
+
+fn unclosed(file: &str, text: &str, start: usize) -> Diagnostic {
+    Diagnostic::new(Code::Parse, file, text, start..start + 1, "unclosed string")
+        .with_help("a string ends with `\"` on the same line")
+}
