@@ -70,7 +70,7 @@ fn blank_between(prev: &Statement, next: &Statement) -> bool {
             StatementKind::Example(_) => 7,
         }
     }
-    let block = |k: &StatementKind| matches!(k, StatementKind::Tier(_));
+    let block = |k: &StatementKind| matches!(k, StatementKind::Tier(_) | StatementKind::Agent(_));
     group(&prev.kind) != group(&next.kind)
         || block(&prev.kind)
         || block(&next.kind)
