@@ -31,10 +31,8 @@ pub fn format(policy: &Policy) -> String {
     let mut out = String::new();
     let mut previous: Option<&Statement> = None;
     for statement in &policy.statements {
-        if let Some(prev) = previous {
-            if blank_between(prev, statement) {
-                out.push('\n');
-            }
+        if previous.is_some_and(|prev| blank_between(prev, statement)) {
+            out.push('\n');
         }
         statement_text(&mut out, statement);
         previous = Some(statement);
@@ -130,7 +128,11 @@ fn statement_text(out: &mut String, st: &Statement) {
                 ExampleRequest::Command(c) => escape(&c.node),
                 ExampleRequest::Tool { name, path } => {
                     let path = path.as_ref().map(|p| format!(" {}", escape(&p.node)));
-                    format!("tool {}{}", token(&name.node, false), path.unwrap_or_default())
+                    format!(
+                        "tool {}{}",
+                        token(&name.node, false),
+                        path.unwrap_or_default()
+                    )
                 }
             };
             out.push_str(&format!(
@@ -175,7 +177,13 @@ fn item_text(kind: &ItemKind) -> String {
         ItemKind::Env(e) => format!("env {}", tokens(e, false)),
         ItemKind::Sandbox(s) => sandbox(&s.node),
         ItemKind::Tiers(t) => {
-            format!("tiers {}", t.iter().map(|n| n.node.as_str()).collect::<Vec<_>>().join(", "))
+            format!(
+                "tiers {}",
+                t.iter()
+                    .map(|n| n.node.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
         ItemKind::Default(v) => format!("default {}", verdict(v.node)),
         ItemKind::Opaque(v) => format!("opaque {}", verdict(v.node)),
@@ -194,13 +202,17 @@ fn verdict(v: Verdict) -> &'static str {
 /// else a string.
 fn token(s: &str, in_pattern: bool) -> String {
     let bare = !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "_./+@%:=^~-*?".contains(c))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./+@%:=^~-*?".contains(c))
         && !(in_pattern && matches!(s, "unless" | "with" | "into"));
     if bare { s.to_string() } else { escape(s) }
 }
 
 fn tokens(list: &[Spanned<String>], in_pattern: bool) -> String {
-    list.iter().map(|t| token(&t.node, in_pattern)).collect::<Vec<_>>().join(", ")
+    list.iter()
+        .map(|t| token(&t.node, in_pattern))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn alternatives(list: &[Spanned<String>]) -> String {
@@ -208,7 +220,10 @@ fn alternatives(list: &[Spanned<String>]) -> String {
         [one] => token(&one.node, true),
         _ => format!(
             "({})",
-            list.iter().map(|t| token(&t.node, true)).collect::<Vec<_>>().join(" | ")
+            list.iter()
+                .map(|t| token(&t.node, true))
+                .collect::<Vec<_>>()
+                .join(" | ")
         ),
     }
 }
@@ -242,17 +257,29 @@ fn sandbox(s: &Sandbox) -> String {
 fn standalone(s: &StandaloneRule) -> String {
     let lock = if s.lock.is_some() { "lock " } else { "" };
     let reason = s.reason.as_ref().map(|r| format!(" {}", escape(&r.node)));
-    format!("{lock}{}{} {}", verdict(s.verdict.node), reason.unwrap_or_default(), rule(&s.rule))
+    format!(
+        "{lock}{}{} {}",
+        verdict(s.verdict.node),
+        reason.unwrap_or_default(),
+        rule(&s.rule)
+    )
 }
 
 fn rule(r: &Rule) -> String {
     match r {
         Rule::Tools(t) => format!("tools {}", tokens(t, false)),
         Rule::Exec(patterns) => {
-            format!("exec {}", patterns.iter().map(pattern).collect::<Vec<_>>().join(", "))
+            format!(
+                "exec {}",
+                patterns.iter().map(pattern).collect::<Vec<_>>().join(", ")
+            )
         }
         Rule::Pipe { from, into } => format!("pipe {} into {}", pattern(from), pattern(into)),
-        Rule::Fs { access, paths, except } => {
+        Rule::Fs {
+            access,
+            paths,
+            except,
+        } => {
             let access = match access.node {
                 FsAccess::Read => "read",
                 FsAccess::Write => "write",
@@ -268,7 +295,10 @@ fn rule(r: &Rule) -> String {
             Net::Any => String::from("net any"),
             Net::Hosts(h) => format!(
                 "net hosts {}",
-                h.iter().map(|h| escape(&h.node)).collect::<Vec<_>>().join(", ")
+                h.iter()
+                    .map(|h| escape(&h.node))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         },
     }
@@ -283,7 +313,10 @@ fn pattern(p: &ExecPattern) -> String {
 
 fn arg(a: &ArgAlt) -> String {
     let seq = |s: &Vec<Spanned<String>>| {
-        s.iter().map(|t| token(&t.node, true)).collect::<Vec<_>>().join(" ")
+        s.iter()
+            .map(|t| token(&t.node, true))
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     match a.alternatives.as_slice() {
         [one] if one.len() == 1 => seq(one),

@@ -86,7 +86,9 @@ fn merge(lexical: Vec<Diagnostic>, later: Vec<Diagnostic>, consequence: bool) ->
     let mut all = lexical;
     for d in later {
         let dropped = consequence && first_lexical.is_some_and(|at| d.span.start >= at);
-        let repeated = all.iter().any(|e| e.span == d.span && e.message == d.message);
+        let repeated = all
+            .iter()
+            .any(|e| e.span == d.span && e.message == d.message);
         if !dropped && !repeated {
             all.push(d);
         }
@@ -115,8 +117,14 @@ fn check_source(file: &str, text: &str) -> Result<(), Diagnostics> {
     }
     if let Some(at) = text.find('\0') {
         return Err(Diagnostics(vec![
-            Diagnostic::new(Code::Source, file, text, at..at + 1, "policy file contains a NUL byte")
-                .with_help("policy files are plain UTF-8 text"),
+            Diagnostic::new(
+                Code::Source,
+                file,
+                text,
+                at..at + 1,
+                "policy file contains a NUL byte",
+            )
+            .with_help("policy files are plain UTF-8 text"),
         ]));
     }
     Ok(())

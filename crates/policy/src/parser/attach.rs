@@ -66,14 +66,13 @@ pub(crate) fn attach<T: Commented>(text: &str, events: Vec<Event<T>>) -> (Vec<T>
                 nodes.push(node);
             }
             Event::Comment(comment) => {
-                if let Some(last) = nodes.last_mut() {
-                    if pending.is_empty()
-                        && last.trailing_mut().is_none()
-                        && same_line(text, last.span().end, comment.span.start)
-                    {
-                        *last.trailing_mut() = Some(comment);
-                        continue;
-                    }
+                if let Some(last) = nodes.last_mut()
+                    && pending.is_empty()
+                    && last.trailing_mut().is_none()
+                    && same_line(text, last.span().end, comment.span.start)
+                {
+                    *last.trailing_mut() = Some(comment);
+                    continue;
                 }
                 pending.push(comment);
             }

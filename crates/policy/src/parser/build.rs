@@ -6,8 +6,8 @@ use super::Rule;
 use super::attach::{Event, attach, same_line};
 use super::values;
 use crate::ast::{
-    Agent, Comment, Example, ExampleRequest, Item, ItemKind, Limit, Policy, Sandbox, Span,
-    Spanned, StandaloneRule, Statement, StatementKind, Tier, Verdict,
+    Agent, Comment, Example, ExampleRequest, Item, ItemKind, Limit, Policy, Sandbox, Span, Spanned,
+    StandaloneRule, Statement, StatementKind, Tier, Verdict,
 };
 use crate::error::{Code, Diagnostic, Diagnostics};
 
@@ -27,12 +27,20 @@ struct Body {
 
 impl<'a> Builder<'a> {
     pub(crate) fn new(file: &'a str, text: &'a str) -> Self {
-        Builder { file, text, errors: Vec::new() }
+        Builder {
+            file,
+            text,
+            errors: Vec::new(),
+        }
     }
 
     /// The AST, or every error found.
     pub(crate) fn finish(self, policy: Policy) -> Result<Policy, Diagnostics> {
-        if self.errors.is_empty() { Ok(policy) } else { Err(Diagnostics(self.errors)) }
+        if self.errors.is_empty() {
+            Ok(policy)
+        } else {
+            Err(Diagnostics(self.errors))
+        }
     }
 
     /// Records an error.
@@ -52,12 +60,23 @@ impl<'a> Builder<'a> {
     }
 
     pub(super) fn spanned_str(&self, pair: &Pair<'_, Rule>) -> Spanned<String> {
-        Spanned { node: pair.as_str().to_string(), span: self.span(pair) }
+        Spanned {
+            node: pair.as_str().to_string(),
+            span: self.span(pair),
+        }
     }
 
     pub(super) fn comment(&self, pair: &Pair<'_, Rule>) -> Comment {
-        let text = pair.clone().into_inner().next().map(|p| p.as_str()).unwrap_or_default();
-        Comment { text: text.to_string(), span: self.span(pair) }
+        let text = pair
+            .clone()
+            .into_inner()
+            .next()
+            .map(|p| p.as_str())
+            .unwrap_or_default();
+        Comment {
+            text: text.to_string(),
+            span: self.span(pair),
+        }
     }
 
     /// Pushes the comments a separator (`end`, `item_end`) holds.
@@ -81,7 +100,10 @@ impl<'a> Builder<'a> {
             }
         }
         let (statements, trailing_comments) = attach(self.text, events);
-        Policy { statements, trailing_comments }
+        Policy {
+            statements,
+            trailing_comments,
+        }
     }
 
     fn statement(&mut self, pair: Pair<'_, Rule>) -> Statement {
@@ -93,7 +115,10 @@ impl<'a> Builder<'a> {
             Rule::default_stmt => StatementKind::Default(self.last_verdict(pair)),
             Rule::opaque_stmt => StatementKind::Opaque(self.last_verdict(pair)),
             Rule::paths_stmt => {
-                let mut name = Spanned { node: String::new(), span: span.clone() };
+                let mut name = Spanned {
+                    node: String::new(),
+                    span: span.clone(),
+                };
                 let mut members = Vec::new();
                 for inner in pair.into_inner() {
                     match inner.as_rule() {
@@ -128,7 +153,12 @@ impl<'a> Builder<'a> {
                 StatementKind::Env(Vec::new())
             }
         };
-        Statement { leading, trailing, kind, span }
+        Statement {
+            leading,
+            trailing,
+            kind,
+            span,
+        }
     }
 
     fn item(&mut self, pair: Pair<'_, Rule>) -> Item {
@@ -136,8 +166,10 @@ impl<'a> Builder<'a> {
         let mut leading = Vec::new();
         let kind = match pair.as_rule() {
             Rule::tiers_item => {
-                let names =
-                    pair.into_inner().filter(|p| p.as_rule() == Rule::name).map(|p| self.spanned_str(&p));
+                let names = pair
+                    .into_inner()
+                    .filter(|p| p.as_rule() == Rule::name)
+                    .map(|p| self.spanned_str(&p));
                 ItemKind::Tiers(names.collect())
             }
             Rule::default_stmt => ItemKind::Default(self.last_verdict(pair)),
@@ -152,12 +184,22 @@ impl<'a> Builder<'a> {
             Rule::standalone => ItemKind::Standalone(self.standalone(pair)),
             _ => ItemKind::Rule(self.rule(pair)),
         };
-        Item { leading, trailing: None, kind, span }
+        Item {
+            leading,
+            trailing: None,
+            kind,
+            span,
+        }
     }
 
     /// Reports a pair the grammar should not have produced here.
     pub(super) fn unexpected(&mut self, r: Rule, span: Span) {
-        self.error(Code::Parse, span, format!("unexpected {r:?} in the parse tree"), None);
+        self.error(
+            Code::Parse,
+            span,
+            format!("unexpected {r:?} in the parse tree"),
+            None,
+        );
     }
 
     fn version(&mut self, pair: Pair<'_, Rule>) -> Spanned<u32> {
@@ -183,10 +225,16 @@ impl<'a> Builder<'a> {
     /// The last `verdict` inside a pair.
     fn last_verdict(&mut self, pair: Pair<'_, Rule>) -> Spanned<Verdict> {
         let span = self.span(&pair);
-        let found = pair.into_inner().filter(|p| p.as_rule() == Rule::verdict).last();
+        let found = pair
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::verdict)
+            .last();
         match found {
             Some(v) => self.verdict(&v),
-            None => Spanned { node: Verdict::Deny, span },
+            None => Spanned {
+                node: Verdict::Deny,
+                span,
+            },
         }
     }
 
@@ -196,7 +244,10 @@ impl<'a> Builder<'a> {
             "ask" => Verdict::Ask,
             _ => Verdict::Deny,
         };
-        Spanned { node, span: self.span(pair) }
+        Spanned {
+            node,
+            span: self.span(pair),
+        }
     }
 
     /// A string literal (or an unclosed one, which is an error).
@@ -210,7 +261,10 @@ impl<'a> Builder<'a> {
                 String::from("unclosed string"),
                 Some(String::from("a string ends with `\"` on the same line")),
             );
-            return Spanned { node: String::new(), span };
+            return Spanned {
+                node: String::new(),
+                span,
+            };
         }
         let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
         match values::unescape(inner) {
@@ -218,7 +272,10 @@ impl<'a> Builder<'a> {
             Err(e) => {
                 let at = span.start + 1 + e.at.start..span.start + 1 + e.at.end;
                 self.error(Code::Parse, at, e.message, e.help);
-                Spanned { node: String::new(), span }
+                Spanned {
+                    node: String::new(),
+                    span,
+                }
             }
         }
     }
@@ -255,8 +312,14 @@ impl<'a> Builder<'a> {
         let span = self.span(&pair);
         let mut tier = Tier {
             lock: None,
-            name: Spanned { node: String::new(), span: span.clone() },
-            verdict: Spanned { node: Verdict::Deny, span },
+            name: Spanned {
+                node: String::new(),
+                span: span.clone(),
+            },
+            verdict: Spanned {
+                node: Verdict::Deny,
+                span,
+            },
             reason: None,
             items: Vec::new(),
             end_comments: Vec::new(),
@@ -283,7 +346,10 @@ impl<'a> Builder<'a> {
     fn agent(&mut self, pair: Pair<'_, Rule>) -> (Agent, Option<Comment>) {
         let span = self.span(&pair);
         let mut agent = Agent {
-            name: Spanned { node: String::new(), span },
+            name: Spanned {
+                node: String::new(),
+                span,
+            },
             extends: None,
             items: Vec::new(),
             end_comments: Vec::new(),
@@ -375,7 +441,12 @@ impl<'a> Builder<'a> {
             }
             Some(Err(e)) => {
                 let start = value.as_span().start();
-                self.error(Code::BadValue, start + e.at.start..start + e.at.end, e.message, e.help);
+                self.error(
+                    Code::BadValue,
+                    start + e.at.start..start + e.at.end,
+                    e.message,
+                    e.help,
+                );
                 None
             }
             Some(Ok(node)) => Some(Spanned { node, span }),
@@ -389,12 +460,17 @@ impl<'a> Builder<'a> {
         for inner in pair.into_inner() {
             match inner.as_rule() {
                 Rule::word if kind.is_none() => kind = Some(inner),
-                Rule::word | Rule::string | Rule::unclosed_string => image = Some(self.token(&inner)),
+                Rule::word | Rule::string | Rule::unclosed_string => {
+                    image = Some(self.token(&inner))
+                }
                 _ => {}
             }
         }
         let Some(kind) = kind else {
-            return Spanned { node: Sandbox::Native, span };
+            return Spanned {
+                node: Sandbox::Native,
+                span,
+            };
         };
         let node = match kind.as_str() {
             "native" => {
@@ -408,7 +484,9 @@ impl<'a> Builder<'a> {
                 }
                 Sandbox::Native
             }
-            "wasi" => Sandbox::Wasi { image: image.map(|i| i.node) },
+            "wasi" => Sandbox::Wasi {
+                image: image.map(|i| i.node),
+            },
             other => {
                 let mut help = String::from("the sandboxes are `native` and `wasi`");
                 if let Some(near) = values::nearest(other, &["native", "wasi"]) {
@@ -428,9 +506,15 @@ impl<'a> Builder<'a> {
 
     fn example(&mut self, pair: Pair<'_, Rule>) -> Example {
         let span = self.span(&pair);
-        let mut verdict = Spanned { node: Verdict::Deny, span: span.clone() };
+        let mut verdict = Spanned {
+            node: Verdict::Deny,
+            span: span.clone(),
+        };
         let mut agent = None;
-        let mut request = ExampleRequest::Command(Spanned { node: String::new(), span });
+        let mut request = ExampleRequest::Command(Spanned {
+            node: String::new(),
+            span,
+        });
         for inner in pair.into_inner() {
             match inner.as_rule() {
                 Rule::verdict => verdict = self.verdict(&inner),
@@ -450,19 +534,29 @@ impl<'a> Builder<'a> {
                     }
                     let mut tokens = tokens.into_iter();
                     if let Some(name) = tokens.next() {
-                        request = ExampleRequest::Tool { name, path: tokens.next() };
+                        request = ExampleRequest::Tool {
+                            name,
+                            path: tokens.next(),
+                        };
                     }
                 }
                 _ => {}
             }
         }
-        Example { verdict, agent, request }
+        Example {
+            verdict,
+            agent,
+            request,
+        }
     }
 
     fn standalone(&mut self, pair: Pair<'_, Rule>) -> StandaloneRule {
         let span = self.span(&pair);
         let mut lock = None;
-        let mut verdict = Spanned { node: Verdict::Deny, span };
+        let mut verdict = Spanned {
+            node: Verdict::Deny,
+            span,
+        };
         let mut reason = None;
         let mut rule = None;
         for inner in pair.into_inner() {
@@ -474,7 +568,12 @@ impl<'a> Builder<'a> {
             }
         }
         let rule = rule.unwrap_or(crate::ast::Rule::Tools(Vec::new()));
-        StandaloneRule { lock, verdict, reason, rule }
+        StandaloneRule {
+            lock,
+            verdict,
+            reason,
+            rule,
+        }
     }
 }
 

@@ -1,8 +1,8 @@
 //! A pest error becomes one [`Code::Parse`] diagnostic that says, in words, what was expected
 //! and what was found, with advice where the fix can be guessed.
 
-use pest::error::{ErrorVariant, InputLocation};
 use pest::error::Error;
+use pest::error::{ErrorVariant, InputLocation};
 
 use super::Rule;
 use super::values::nearest;
@@ -35,16 +35,36 @@ fn describe_all(positives: &[Rule]) -> Vec<(u8, &'static str)> {
     for r in positives {
         let keyword = matches!(
             r,
-            R::kw_version | R::kw_default | R::kw_opaque | R::kw_paths | R::kw_tier | R::kw_tiers
-                | R::kw_limits | R::kw_env | R::kw_sandbox | R::kw_agent | R::kw_example
-                | R::lock | R::verdict | R::standalone | R::kw_tools | R::kw_exec | R::kw_pipe
-                | R::kw_fs | R::kw_net
+            R::kw_version
+                | R::kw_default
+                | R::kw_opaque
+                | R::kw_paths
+                | R::kw_tier
+                | R::kw_tiers
+                | R::kw_limits
+                | R::kw_env
+                | R::kw_sandbox
+                | R::kw_agent
+                | R::kw_example
+                | R::lock
+                | R::verdict
+                | R::standalone
+                | R::kw_tools
+                | R::kw_exec
+                | R::kw_pipe
+                | R::kw_fs
+                | R::kw_net
         );
         if statement && (keyword || *r == R::EOI || *r == R::comment) {
             out.push(STATEMENT);
         } else if item && (keyword || *r == R::comment) {
             out.push(ITEM);
-        } else if rule && matches!(r, R::kw_tools | R::kw_exec | R::kw_pipe | R::kw_fs | R::kw_net) {
+        } else if rule
+            && matches!(
+                r,
+                R::kw_tools | R::kw_exec | R::kw_pipe | R::kw_fs | R::kw_net
+            )
+        {
             out.push(RULE);
         } else if matches!(r, R::condition | R::cond_kw) {
             out.push((16, "`unless`"));
@@ -60,10 +80,16 @@ fn describe_all(positives: &[Rule]) -> Vec<(u8, &'static str)> {
 fn describe(r: Rule) -> Option<(u8, &'static str)> {
     use Rule as R;
     Some(match r {
-        R::version_stmt | R::default_stmt | R::opaque_stmt | R::paths_stmt | R::tier_stmt
-        | R::limits_stmt | R::env_stmt | R::sandbox_stmt | R::agent_stmt | R::example_stmt => {
-            STATEMENT
-        }
+        R::version_stmt
+        | R::default_stmt
+        | R::opaque_stmt
+        | R::paths_stmt
+        | R::tier_stmt
+        | R::limits_stmt
+        | R::env_stmt
+        | R::sandbox_stmt
+        | R::agent_stmt
+        | R::example_stmt => STATEMENT,
         R::tiers_item => ITEM,
         R::standalone => (2, "a rule with its verdict (`deny exec rm`, ...)"),
         R::tools_rule | R::exec_rule | R::pipe_rule | R::fs_rule | R::net_rule => RULE,
@@ -150,12 +176,12 @@ pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic
         }
     };
     let mut expected = describe_all(&positives);
-    if let Some(attempts) = err.parse_attempts() {
-        if attempts.max_position == pos {
-            for token in attempts.expected_tokens() {
-                if let Some(d) = describe_literal(&token.to_string()) {
-                    expected.push(d);
-                }
+    if let Some(attempts) = err.parse_attempts()
+        && attempts.max_position == pos
+    {
+        for token in attempts.expected_tokens() {
+            if let Some(d) = describe_literal(&token.to_string()) {
+                expected.push(d);
             }
         }
     }
@@ -173,7 +199,10 @@ pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic
     };
     let end = word.as_ref().map_or(pos, |w| pos + w.len()).max(pos);
     let end = if end == pos && pos < text.len() {
-        pos + text.get(pos..).and_then(|s| s.chars().next()).map_or(0, char::len_utf8)
+        pos + text
+            .get(pos..)
+            .and_then(|s| s.chars().next())
+            .map_or(0, char::len_utf8)
     } else {
         end
     };
@@ -184,13 +213,20 @@ pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic
     d
 }
 
-fn advice(positives: &[Rule], expected: &[(u8, &str)], found: &str, word: Option<&str>) -> Option<String> {
+fn advice(
+    positives: &[Rule],
+    expected: &[(u8, &str)],
+    found: &str,
+    word: Option<&str>,
+) -> Option<String> {
     let has = |r: Rule| positives.contains(&r);
     let ranks = |n: u8| expected.iter().any(|(rank, _)| *rank == n);
     if let Some(word) = word {
         if ranks(0) {
             if word == "tiers" {
-                return Some(String::from("`tiers` belongs inside an agent: `agent NAME { tiers ... }`"));
+                return Some(String::from(
+                    "`tiers` belongs inside an agent: `agent NAME { tiers ... }`",
+                ));
             }
             if RULE_KEYWORDS.contains(&word) {
                 return Some(format!(
@@ -230,7 +266,9 @@ fn advice(positives: &[Rule], expected: &[(u8, &str)], found: &str, word: Option
         return Some(String::from("this `)` closes no `(`"));
     }
     if word.is_some() && ranks(32) {
-        return Some(String::from("put each statement or item on its own line, or separate them with `;`"));
+        return Some(String::from(
+            "put each statement or item on its own line, or separate them with `;`",
+        ));
     }
     if found == "the end of the file" && ranks(33) {
         return Some(String::from("a `{` is not closed"));
@@ -239,11 +277,14 @@ fn advice(positives: &[Rule], expected: &[(u8, &str)], found: &str, word: Option
         return Some(String::from("a `(` is not closed on this line"));
     }
     if found == "`{`" && ranks(8) {
-        return Some(String::from("a tier is written `tier NAME: VERDICT { ... }`"));
+        return Some(String::from(
+            "a tier is written `tier NAME: VERDICT { ... }`",
+        ));
     }
     if ranks(6) {
-        return Some(String::from("a name is a word that starts with a letter or `_`, such as `read`"));
+        return Some(String::from(
+            "a name is a word that starts with a letter or `_`, such as `read`",
+        ));
     }
     None
 }
-

@@ -5,12 +5,14 @@ use pest::iterators::Pair;
 use super::Rule;
 use super::build::Builder;
 use crate::ast::{
-    ArgAlt, Condition, ConditionKind, ExecPattern, FsAccess, Net, PathRef, Rule as AstRule,
-    Spanned,
+    ArgAlt, Condition, ConditionKind, ExecPattern, FsAccess, Net, PathRef, Rule as AstRule, Spanned,
 };
 
 fn is_token(r: Rule) -> bool {
-    matches!(r, Rule::word | Rule::pword | Rule::string | Rule::unclosed_string)
+    matches!(
+        r,
+        Rule::word | Rule::pword | Rule::string | Rule::unclosed_string
+    )
 }
 
 impl Builder<'_> {
@@ -46,7 +48,9 @@ impl Builder<'_> {
                     conditions: Vec::new(),
                     span,
                 };
-                let from = patterns.next().map_or_else(|| empty.clone(), |p| self.pattern(p));
+                let from = patterns
+                    .next()
+                    .map_or_else(|| empty.clone(), |p| self.pattern(p));
                 let into = patterns.next().map_or(empty, |p| self.pattern(p));
                 AstRule::Pipe { from, into }
             }
@@ -61,14 +65,23 @@ impl Builder<'_> {
 
     fn fs(&mut self, pair: Pair<'_, Rule>) -> AstRule {
         let span = self.span(&pair);
-        let mut access = Spanned { node: FsAccess::Read, span };
+        let mut access = Spanned {
+            node: FsAccess::Read,
+            span,
+        };
         let mut lists = Vec::new();
         for inner in pair.into_inner() {
             match inner.as_rule() {
                 Rule::fs_access => {
-                    let node =
-                        if inner.as_str() == "write" { FsAccess::Write } else { FsAccess::Read };
-                    access = Spanned { node, span: self.span(&inner) };
+                    let node = if inner.as_str() == "write" {
+                        FsAccess::Write
+                    } else {
+                        FsAccess::Read
+                    };
+                    access = Spanned {
+                        node,
+                        span: self.span(&inner),
+                    };
                 }
                 Rule::path_list => lists.push(self.path_list(inner)),
                 _ => {}
@@ -77,7 +90,11 @@ impl Builder<'_> {
         let mut lists = lists.into_iter();
         let paths = lists.next().unwrap_or_default();
         let except = lists.next().unwrap_or_default();
-        AstRule::Fs { access, paths, except }
+        AstRule::Fs {
+            access,
+            paths,
+            except,
+        }
     }
 
     /// A comma list of path patterns and set names.
@@ -97,11 +114,24 @@ impl Builder<'_> {
 
     fn net(&mut self, pair: Pair<'_, Rule>) -> AstRule {
         let span = self.span(&pair);
-        let mut net = Spanned { node: Net::None, span };
+        let mut net = Spanned {
+            node: Net::None,
+            span,
+        };
         for inner in pair.into_inner() {
             match inner.as_rule() {
-                Rule::net_none => net = Spanned { node: Net::None, span: self.span(&inner) },
-                Rule::net_any => net = Spanned { node: Net::Any, span: self.span(&inner) },
+                Rule::net_none => {
+                    net = Spanned {
+                        node: Net::None,
+                        span: self.span(&inner),
+                    }
+                }
+                Rule::net_any => {
+                    net = Spanned {
+                        node: Net::Any,
+                        span: self.span(&inner),
+                    }
+                }
                 Rule::net_hosts => {
                     let span = self.span(&inner);
                     let mut hosts = Vec::new();
@@ -110,7 +140,10 @@ impl Builder<'_> {
                             hosts.push(self.token(&h));
                         }
                     }
-                    net = Spanned { node: Net::Hosts(hosts), span };
+                    net = Spanned {
+                        node: Net::Hosts(hosts),
+                        span,
+                    };
                 }
                 _ => {}
             }
@@ -132,8 +165,12 @@ impl Builder<'_> {
     /// `COMMAND [ARG...] [unless FLAGS] [with FLAGS]...`
     pub(super) fn pattern(&mut self, pair: Pair<'_, Rule>) -> ExecPattern {
         let span = self.span(&pair);
-        let mut pattern =
-            ExecPattern { command: Vec::new(), args: Vec::new(), conditions: Vec::new(), span };
+        let mut pattern = ExecPattern {
+            command: Vec::new(),
+            args: Vec::new(),
+            conditions: Vec::new(),
+            span,
+        };
         for inner in pair.into_inner() {
             match inner.as_rule() {
                 Rule::command => pattern.command = self.ptokens(inner),

@@ -1,8 +1,8 @@
 //! [`Policy::same_meaning`]: equality that ignores every span.
 
 use crate::ast::{
-    ArgAlt, Comment, Condition, ExampleRequest, ExecPattern, Item, ItemKind, PathRef, Policy,
-    Rule, Span, Spanned, StandaloneRule, Statement, StatementKind,
+    ArgAlt, Comment, Condition, ExampleRequest, ExecPattern, Item, ItemKind, PathRef, Policy, Rule,
+    Span, Spanned, StandaloneRule, Statement, StatementKind,
 };
 
 impl Policy {
@@ -121,7 +121,11 @@ fn rule(r: &mut Rule) {
             pattern(from);
             pattern(into);
         }
-        Rule::Fs { access, paths, except } => {
+        Rule::Fs {
+            access,
+            paths,
+            except,
+        } => {
             sp(access);
             paths.iter_mut().for_each(path);
             except.iter_mut().for_each(path);

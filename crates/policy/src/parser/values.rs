@@ -3,8 +3,14 @@
 use crate::ast::Limit;
 
 /// The limit keys, in the order the reference lists them.
-pub(crate) const LIMIT_KEYS: [&str; 6] =
-    ["timeout", "memory", "processes", "output", "filesize", "files"];
+pub(crate) const LIMIT_KEYS: [&str; 6] = [
+    "timeout",
+    "memory",
+    "processes",
+    "output",
+    "filesize",
+    "files",
+];
 
 /// A problem in a value, with the byte range (relative to the value) it concerns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +77,9 @@ pub(crate) fn escape(s: &str) -> String {
 
 /// Splits `10m` into (`10`, `m`).
 fn split_number(value: &str) -> (&str, &str) {
-    let end = value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len());
+    let end = value
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(value.len());
     value.split_at(end)
 }
 
@@ -105,17 +113,24 @@ pub(crate) fn duration(value: &str) -> Result<u64, ValueError> {
         "h" => 3_600_000,
         _ => {
             return Err(ValueError {
-                at: if unit.is_empty() { 0..value.len() } else { digits.len()..value.len() },
+                at: if unit.is_empty() {
+                    0..value.len()
+                } else {
+                    digits.len()..value.len()
+                },
                 message: if unit.is_empty() {
                     format!("duration `{value}` has no unit")
                 } else {
                     format!("unknown duration unit `{unit}` in `{value}`")
                 },
-                help: Some(String::from("the units are `ms`, `s`, `m` and `h`, as in `30s`")),
+                help: Some(String::from(
+                    "the units are `ms`, `s`, `m` and `h`, as in `30s`",
+                )),
             });
         }
     };
-    n.checked_mul(factor).ok_or_else(|| too_large(value, "duration"))
+    n.checked_mul(factor)
+        .ok_or_else(|| too_large(value, "duration"))
 }
 
 /// Bytes, or `B`, `KiB`, `MiB`, `GiB`, `KB`, `MB`, `GB`, to bytes.
@@ -140,7 +155,8 @@ pub(crate) fn size(value: &str) -> Result<u64, ValueError> {
             });
         }
     };
-    n.checked_mul(factor).ok_or_else(|| too_large(value, "size"))
+    n.checked_mul(factor)
+        .ok_or_else(|| too_large(value, "size"))
 }
 
 /// A whole number.
@@ -183,7 +199,7 @@ pub(crate) fn limit_text(limit: &Limit) -> String {
 
 fn duration_text(ms: u64) -> String {
     for (unit, factor) in [("h", 3_600_000u64), ("m", 60_000), ("s", 1_000)] {
-        if ms != 0 && ms % factor == 0 {
+        if ms != 0 && ms.is_multiple_of(factor) {
             return format!("{}{unit}", ms / factor);
         }
     }
@@ -200,7 +216,7 @@ fn size_text(bytes: u64) -> String {
         ("KB", 1_000),
     ];
     for (unit, factor) in units {
-        if bytes != 0 && bytes % factor == 0 {
+        if bytes != 0 && bytes.is_multiple_of(factor) {
             return format!("{}{unit}", bytes / factor);
         }
     }
@@ -215,7 +231,8 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let width = b.len() + 1;
     let mut d = vec![0usize; (a.len() + 1) * width];
     let at = |i: usize, j: usize| i * width + j;
-    let get = |d: &Vec<usize>, i: usize, j: usize| d.get(at(i, j)).copied().unwrap_or(usize::MAX / 2);
+    let get =
+        |d: &Vec<usize>, i: usize, j: usize| d.get(at(i, j)).copied().unwrap_or(usize::MAX / 2);
     for i in 0..=a.len() {
         if let Some(x) = d.get_mut(at(i, 0)) {
             *x = i;

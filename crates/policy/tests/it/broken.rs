@@ -7,7 +7,12 @@ use std::path::PathBuf;
 use warden_policy::{Diagnostic, LayerKind, LayerSource, SourceFile};
 
 /// Codes the parser itself reports; every other code is the validator's or the compiler's.
-const PARSER_CODES: [&str; 4] = ["warden::parse", "warden::bad-value", "warden::source", "warden::version"];
+const PARSER_CODES: [&str; 4] = [
+    "warden::parse",
+    "warden::bad-value",
+    "warden::source",
+    "warden::version",
+];
 
 struct Case {
     name: String,
@@ -25,9 +30,9 @@ fn cases() -> Vec<Case> {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
         let first = text.lines().next().unwrap_or_default();
-        let expect = first
-            .strip_prefix("# expect: ")
-            .unwrap_or_else(|| panic!("{name}: the first line must be `# expect: CODE LINE:COLUMN`"));
+        let expect = first.strip_prefix("# expect: ").unwrap_or_else(|| {
+            panic!("{name}: the first line must be `# expect: CODE LINE:COLUMN`")
+        });
         let (code, place) = expect.split_once(' ').unwrap();
         let (line, column) = place.trim().split_once(':').unwrap();
         out.push(Case {
@@ -72,17 +77,31 @@ fn parse_reports_syntax_errors_where_expected() {
                 if !matches(&case, first) {
                     wrong.push(format!(
                         "{}: wanted {} {}:{}, got {}",
-                        case.name, case.code, case.line, case.column, show(first)
+                        case.name,
+                        case.code,
+                        case.line,
+                        case.column,
+                        show(first)
                     ));
                 }
             }
-            Ok(_) if PARSER_CODES.contains(&case.code.as_str()) && case.code != "warden::version" => {
-                wrong.push(format!("{}: parsed, but {} was expected", case.name, case.code));
+            Ok(_)
+                if PARSER_CODES.contains(&case.code.as_str()) && case.code != "warden::version" =>
+            {
+                wrong.push(format!(
+                    "{}: parsed, but {} was expected",
+                    case.name, case.code
+                ));
             }
             Ok(_) => {}
         }
     }
-    assert!(wrong.is_empty(), "{} misreported:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} misreported:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 /// Every case through `compile`: the first diagnostic has the expected code and place.
@@ -93,7 +112,10 @@ fn compile_reports_every_broken_policy_where_expected() {
     for case in &cases {
         let layer = LayerSource {
             kind: LayerKind::Cli,
-            files: vec![SourceFile { name: case.name.clone(), text: case.text.clone() }],
+            files: vec![SourceFile {
+                name: case.name.clone(),
+                text: case.text.clone(),
+            }],
         };
         match warden_policy::compile(&[layer]) {
             Ok(_) => wrong.push(format!("{}: compiled", case.name)),
@@ -102,13 +124,23 @@ fn compile_reports_every_broken_policy_where_expected() {
                 if !first.short().starts_with(&case.name) || !matches(case, first) {
                     wrong.push(format!(
                         "{}: wanted {} {}:{}, got {}",
-                        case.name, case.code, case.line, case.column, show(first)
+                        case.name,
+                        case.code,
+                        case.line,
+                        case.column,
+                        show(first)
                     ));
                 }
             }
         }
     }
-    assert!(wrong.is_empty(), "{} of {} misreported:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} misreported:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
 }
 
 /// Prints every parse diagnostic, for reading the messages (`--nocapture`).

@@ -24,7 +24,10 @@ fn fixtures_round_trip_and_are_idempotent() {
         let printed = warden_policy::format(&policy);
         let reparsed = warden_policy::parse(&name, &printed)
             .unwrap_or_else(|e| panic!("{name}: printed text does not parse: {e}\n{printed}"));
-        assert!(policy.same_meaning(&reparsed), "{name}: meaning changed\n{printed}");
+        assert!(
+            policy.same_meaning(&reparsed),
+            "{name}: meaning changed\n{printed}"
+        );
         let again = warden_policy::format(&reparsed);
         assert_eq!(printed, again, "{name}: format is not idempotent");
     }
@@ -73,7 +76,11 @@ mod generated {
     }
 
     fn verdict() -> impl Strategy<Value = Verdict> {
-        prop_oneof![Just(Verdict::Allow), Just(Verdict::Ask), Just(Verdict::Deny)]
+        prop_oneof![
+            Just(Verdict::Allow),
+            Just(Verdict::Ask),
+            Just(Verdict::Deny)
+        ]
     }
 
     fn tokens(max: usize) -> impl Strategy<Value = Vec<Spanned<String>>> {
@@ -92,13 +99,27 @@ mod generated {
     }
 
     fn pattern() -> impl Strategy<Value = ExecPattern> {
-        let arg = prop::collection::vec(tokens(3), 1..3)
-            .prop_map(|alternatives| ArgAlt { alternatives, span: 0..0 });
+        let arg = prop::collection::vec(tokens(3), 1..3).prop_map(|alternatives| ArgAlt {
+            alternatives,
+            span: 0..0,
+        });
         let kind = prop_oneof![Just(ConditionKind::Unless), Just(ConditionKind::With)];
-        let condition =
-            (kind, tokens(3)).prop_map(|(kind, flags)| Condition { kind, flags, span: 0..0 });
-        (tokens(3), prop::collection::vec(arg, 0..3), prop::collection::vec(condition, 0..2))
-            .prop_map(|(command, args, conditions)| ExecPattern { command, args, conditions, span: 0..0 })
+        let condition = (kind, tokens(3)).prop_map(|(kind, flags)| Condition {
+            kind,
+            flags,
+            span: 0..0,
+        });
+        (
+            tokens(3),
+            prop::collection::vec(arg, 0..3),
+            prop::collection::vec(condition, 0..2),
+        )
+            .prop_map(|(command, args, conditions)| ExecPattern {
+                command,
+                args,
+                conditions,
+                span: 0..0,
+            })
     }
 
     fn rule() -> impl Strategy<Value = Rule> {
@@ -122,9 +143,14 @@ mod generated {
     }
 
     fn standalone() -> impl Strategy<Value = StandaloneRule> {
-        (any::<bool>(), verdict(), prop::option::of(text()), rule()).prop_map(|(lock, v, reason, rule)| {
-            StandaloneRule { lock: lock.then_some(0..0), verdict: sp(v), reason: reason.map(sp), rule }
-        })
+        (any::<bool>(), verdict(), prop::option::of(text()), rule()).prop_map(
+            |(lock, v, reason, rule)| StandaloneRule {
+                lock: lock.then_some(0..0),
+                verdict: sp(v),
+                reason: reason.map(sp),
+                rule,
+            },
+        )
     }
 
     fn limits() -> impl Strategy<Value = Vec<Spanned<Limit>>> {
@@ -157,13 +183,24 @@ mod generated {
             verdict().prop_map(|v| ItemKind::Default(sp(v))),
             verdict().prop_map(|v| ItemKind::Opaque(sp(v))),
         ];
-        (comments(), prop::option::of(comment()), kind)
-            .prop_map(|(leading, trailing, kind)| Item { leading, trailing, kind, span: 0..0 })
+        (comments(), prop::option::of(comment()), kind).prop_map(|(leading, trailing, kind)| Item {
+            leading,
+            trailing,
+            kind,
+            span: 0..0,
+        })
     }
 
     fn statement_kind() -> impl Strategy<Value = StatementKind> {
         let items = || prop::collection::vec(item(), 0..4);
-        let tier = (any::<bool>(), name(), verdict(), prop::option::of(text()), items(), comments())
+        let tier = (
+            any::<bool>(),
+            name(),
+            verdict(),
+            prop::option::of(text()),
+            items(),
+            comments(),
+        )
             .prop_map(|(lock, n, v, reason, items, end_comments)| {
                 StatementKind::Tier(Tier {
                     lock: lock.then_some(0..0),
@@ -176,22 +213,37 @@ mod generated {
             });
         let agent = (name(), prop::option::of(name()), items(), comments()).prop_map(
             |(n, extends, items, end_comments)| {
-                StatementKind::Agent(Agent { name: sp(n), extends: extends.map(sp), items, end_comments })
+                StatementKind::Agent(Agent {
+                    name: sp(n),
+                    extends: extends.map(sp),
+                    items,
+                    end_comments,
+                })
             },
         );
         let request = prop_oneof![
             text().prop_map(|c| ExampleRequest::Command(sp(c))),
-            (text(), prop::option::of(text()))
-                .prop_map(|(n, p)| ExampleRequest::Tool { name: sp(n), path: p.map(sp) }),
+            (text(), prop::option::of(text())).prop_map(|(n, p)| ExampleRequest::Tool {
+                name: sp(n),
+                path: p.map(sp)
+            }),
         ];
-        let example = (verdict(), prop::option::of(name()), request).prop_map(|(v, agent, request)| {
-            StatementKind::Example(Example { verdict: sp(v), agent: agent.map(sp), request })
-        });
+        let example =
+            (verdict(), prop::option::of(name()), request).prop_map(|(v, agent, request)| {
+                StatementKind::Example(Example {
+                    verdict: sp(v),
+                    agent: agent.map(sp),
+                    request,
+                })
+            });
         prop_oneof![
             any::<u32>().prop_map(|v| StatementKind::Version(sp(v))),
             verdict().prop_map(|v| StatementKind::Default(sp(v))),
             verdict().prop_map(|v| StatementKind::Opaque(sp(v))),
-            (name(), paths()).prop_map(|(n, members)| StatementKind::Paths { name: sp(n), members }),
+            (name(), paths()).prop_map(|(n, members)| StatementKind::Paths {
+                name: sp(n),
+                members
+            }),
             tier,
             standalone().prop_map(StatementKind::Rule),
             limits().prop_map(StatementKind::Limits),
@@ -203,10 +255,20 @@ mod generated {
     }
 
     fn policy() -> impl Strategy<Value = Policy> {
-        let statement = (comments(), prop::option::of(comment()), statement_kind())
-            .prop_map(|(leading, trailing, kind)| Statement { leading, trailing, kind, span: 0..0 });
-        (prop::collection::vec(statement, 0..6), comments())
-            .prop_map(|(statements, trailing_comments)| Policy { statements, trailing_comments })
+        let statement = (comments(), prop::option::of(comment()), statement_kind()).prop_map(
+            |(leading, trailing, kind)| Statement {
+                leading,
+                trailing,
+                kind,
+                span: 0..0,
+            },
+        );
+        (prop::collection::vec(statement, 0..6), comments()).prop_map(
+            |(statements, trailing_comments)| Policy {
+                statements,
+                trailing_comments,
+            },
+        )
     }
 
     proptest! {

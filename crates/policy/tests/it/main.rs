@@ -1,5 +1,7 @@
 //! Integration tests of the policy crate.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod broken;
 mod fmt;
 mod parse;
+mod decide;

@@ -7,7 +7,9 @@ use warden_policy::ast::*;
 use warden_policy::{Code, parse};
 
 fn fixture(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/valid")
+        .join(name);
     std::fs::read_to_string(path).unwrap()
 }
 
@@ -31,7 +33,10 @@ fn ok(text: &str) -> Policy {
 }
 
 fn first_error(text: &str) -> warden_policy::Diagnostic {
-    parse("t.policy", text).expect_err("should not parse").0.remove(0)
+    parse("t.policy", text)
+        .expect_err("should not parse")
+        .0
+        .remove(0)
 }
 
 fn at<'a>(text: &'a str, span: &Span) -> &'a str {
@@ -41,12 +46,20 @@ fn at<'a>(text: &'a str, span: &Span) -> &'a str {
 #[test]
 fn every_valid_fixture_parses() {
     let fixtures = valid_fixtures();
-    assert!(fixtures.len() >= 15, "only {} valid fixtures", fixtures.len());
+    assert!(
+        fixtures.len() >= 15,
+        "only {} valid fixtures",
+        fixtures.len()
+    );
     for (name, text) in fixtures {
         let policy = parse(&name, &text).unwrap_or_else(|e| panic!("{name}: {e}"));
         for st in &policy.statements {
             let s = at(&text, &st.span);
-            assert!(!s.is_empty() && s.trim() == s, "{name}: statement span {:?} = {s:?}", st.span);
+            assert!(
+                !s.is_empty() && s.trim() == s,
+                "{name}: statement span {:?} = {s:?}",
+                st.span
+            );
             for c in st.leading.iter().chain(st.trailing.iter()) {
                 assert_eq!(at(&text, &c.span), format!("#{}", c.text), "{name}");
             }
@@ -69,7 +82,12 @@ fn spans_point_at_names_and_values() {
                 assert!(at(&text, &st.span).ends_with('}'));
                 for item in &t.items {
                     let s = at(&text, &item.span);
-                    assert!(["tools ", "exec ", "fs ", "pipe ", "net "].iter().any(|k| s.starts_with(k)), "{s}");
+                    assert!(
+                        ["tools ", "exec ", "fs ", "pipe ", "net "]
+                            .iter()
+                            .any(|k| s.starts_with(k)),
+                        "{s}"
+                    );
                 }
             }
             StatementKind::Paths { name, members } => {
@@ -92,20 +110,40 @@ fn comments_attach_where_they_stand() {
     let p = ok(&text);
     let version = &p.statements[0];
     assert_eq!(version.leading.len(), 2);
-    assert_eq!(version.trailing.as_ref().unwrap().text, " same-line comment after version");
+    assert_eq!(
+        version.trailing.as_ref().unwrap().text,
+        " same-line comment after version"
+    );
     let opaque = &p.statements[2];
-    assert_eq!(opaque.trailing.as_ref().unwrap().text, "no space before this one");
-    let StatementKind::Tier(read) = &p.statements[4].kind else { panic!() };
-    assert_eq!(p.statements[4].trailing.as_ref().unwrap().text, " on the line of the opening brace");
+    assert_eq!(
+        opaque.trailing.as_ref().unwrap().text,
+        "no space before this one"
+    );
+    let StatementKind::Tier(read) = &p.statements[4].kind else {
+        panic!()
+    };
+    assert_eq!(
+        p.statements[4].trailing.as_ref().unwrap().text,
+        " on the line of the opening brace"
+    );
     assert_eq!(read.items[0].leading[0].text, " leading, first item");
-    assert_eq!(read.items[0].trailing.as_ref().unwrap().text, " trailing on an item");
+    assert_eq!(
+        read.items[0].trailing.as_ref().unwrap().text,
+        " trailing on an item"
+    );
     assert_eq!(read.items[1].leading[0].text, " leading after a blank line");
     let ends: Vec<&str> = read.end_comments.iter().map(|c| c.text.as_str()).collect();
     assert_eq!(ends, [" at the end of the body", " and a second one"]);
     // The comment after `}` found the same-line slot taken, so it leads the next statement.
     let empty = &p.statements[5];
-    assert!(empty.leading[0].text.starts_with(" after the closing brace"));
-    let StatementKind::Tier(t) = &empty.kind else { panic!() };
+    assert!(
+        empty.leading[0]
+            .text
+            .starts_with(" after the closing brace")
+    );
+    let StatementKind::Tier(t) = &empty.kind else {
+        panic!()
+    };
     assert!(t.items.is_empty());
     assert_eq!(t.end_comments[0].text, " a body with only a comment");
     // Comments inside `limits { }` become leading comments of the block.
@@ -114,28 +152,48 @@ fn comments_attach_where_they_stand() {
     assert_eq!(limits.leading.len(), 2);
     let agent = &p.statements[7];
     assert_eq!(agent.trailing.as_ref().unwrap().text, " header comment");
-    let trailing: Vec<&str> = p.trailing_comments.iter().map(|c| c.text.as_str()).collect();
-    assert_eq!(trailing, [" After the last statement, separated by nothing.", " And the very end of the file."]);
+    let trailing: Vec<&str> = p
+        .trailing_comments
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect();
+    assert_eq!(
+        trailing,
+        [
+            " After the last statement, separated by nothing.",
+            " And the very end of the file."
+        ]
+    );
 }
 
 #[test]
 fn semicolons_and_one_line_bodies() {
     let p = ok(&fixture("semicolons.policy"));
     assert_eq!(p.statements.len(), 9);
-    let StatementKind::Agent(y) = &p.statements[6].kind else { panic!("{:?}", p.statements[6].kind) };
+    let StatementKind::Agent(y) = &p.statements[6].kind else {
+        panic!("{:?}", p.statements[6].kind)
+    };
     assert_eq!(y.items.len(), 3);
     assert!(matches!(&y.items[1].kind, ItemKind::Limits(l) if l.len() == 3));
     assert!(matches!(&y.items[2].kind, ItemKind::Standalone(s) if s.verdict.node == Verdict::Deny));
     let p = ok("agent x { tiers read; limits { timeout 1m } }");
-    let StatementKind::Agent(x) = &p.statements[0].kind else { panic!() };
+    let StatementKind::Agent(x) = &p.statements[0].kind else {
+        panic!()
+    };
     assert!(matches!(&x.items[1].kind, ItemKind::Limits(l) if l[0].node == Limit::Timeout(60_000)));
 }
 
 #[test]
 fn exec_patterns_keep_their_structure() {
-    let p = ok("deny exec git (reset --hard | clean) unless (-n | --dry-run) with -f*, (curl | wget) \"a b\"\n");
-    let StatementKind::Rule(r) = &p.statements[0].kind else { panic!() };
-    let Rule::Exec(patterns) = &r.rule else { panic!() };
+    let p = ok(
+        "deny exec git (reset --hard | clean) unless (-n | --dry-run) with -f*, (curl | wget) \"a b\"\n",
+    );
+    let StatementKind::Rule(r) = &p.statements[0].kind else {
+        panic!()
+    };
+    let Rule::Exec(patterns) = &r.rule else {
+        panic!()
+    };
     assert_eq!(patterns.len(), 2);
     let git = &patterns[0];
     assert_eq!(git.command.len(), 1);
@@ -159,8 +217,12 @@ fn exec_patterns_keep_their_structure() {
 #[test]
 fn quoted_keywords_are_literals() {
     let p = ok("deny exec echo \"unless\" \"with\" \"into\"\n");
-    let StatementKind::Rule(r) = &p.statements[0].kind else { panic!() };
-    let Rule::Exec(patterns) = &r.rule else { panic!() };
+    let StatementKind::Rule(r) = &p.statements[0].kind else {
+        panic!()
+    };
+    let Rule::Exec(patterns) = &r.rule else {
+        panic!()
+    };
     assert_eq!(patterns[0].args.len(), 3);
     assert!(patterns[0].conditions.is_empty());
 }
@@ -168,8 +230,17 @@ fn quoted_keywords_are_literals() {
 #[test]
 fn fs_rules_tell_patterns_from_sets() {
     let p = ok("deny fs write system, \"/etc/**\" except \"/etc/hosts\", local\n");
-    let StatementKind::Rule(r) = &p.statements[0].kind else { panic!() };
-    let Rule::Fs { access, paths, except } = &r.rule else { panic!() };
+    let StatementKind::Rule(r) = &p.statements[0].kind else {
+        panic!()
+    };
+    let Rule::Fs {
+        access,
+        paths,
+        except,
+    } = &r.rule
+    else {
+        panic!()
+    };
     assert_eq!(access.node, FsAccess::Write);
     assert!(matches!(&paths[0], PathRef::Set(s) if s.node == "system"));
     assert!(matches!(&paths[1], PathRef::Pattern(s) if s.node == "/etc/**"));
@@ -179,7 +250,9 @@ fn fs_rules_tell_patterns_from_sets() {
 #[test]
 fn limits_parse_units() {
     let p = ok(&fixture("limits.policy"));
-    let StatementKind::Limits(l) = &p.statements[1].kind else { panic!() };
+    let StatementKind::Limits(l) = &p.statements[1].kind else {
+        panic!()
+    };
     let values: Vec<Limit> = l.iter().map(|l| l.node).collect();
     assert_eq!(
         values,
@@ -192,7 +265,9 @@ fn limits_parse_units() {
             Limit::Files(1024)
         ]
     );
-    let StatementKind::Limits(l) = &p.statements[2].kind else { panic!() };
+    let StatementKind::Limits(l) = &p.statements[2].kind else {
+        panic!()
+    };
     let values: Vec<Limit> = l.iter().map(|l| l.node).collect();
     assert_eq!(
         values,
@@ -211,8 +286,12 @@ fn limits_parse_units() {
 fn strings_unescape() {
     let p = ok(&fixture("examples.policy"));
     let last = p.statements.last().unwrap();
-    let StatementKind::Example(e) = &last.kind else { panic!() };
-    let ExampleRequest::Command(c) = &e.request else { panic!() };
+    let StatementKind::Example(e) = &last.kind else {
+        panic!()
+    };
+    let ExampleRequest::Command(c) = &e.request else {
+        panic!()
+    };
     assert_eq!(c.node, "echo \"quoted\" \\ back\tslash\nnewline");
 }
 
@@ -222,24 +301,43 @@ fn examples_take_every_form() {
     let examples: Vec<&Example> = p
         .statements
         .iter()
-        .filter_map(|s| if let StatementKind::Example(e) = &s.kind { Some(e) } else { None })
+        .filter_map(|s| {
+            if let StatementKind::Example(e) = &s.kind {
+                Some(e)
+            } else {
+                None
+            }
+        })
         .collect();
     assert_eq!(examples.len(), 8);
-    assert!(matches!(&examples[2].request, ExampleRequest::Tool { name, path: Some(p) } if name.node == "write_file" && p.node == "src/main.rs"));
-    assert!(matches!(&examples[3].request, ExampleRequest::Tool { path: None, .. }));
+    assert!(
+        matches!(&examples[2].request, ExampleRequest::Tool { name, path: Some(p) } if name.node == "write_file" && p.node == "src/main.rs")
+    );
+    assert!(matches!(
+        &examples[3].request,
+        ExampleRequest::Tool { path: None, .. }
+    ));
     assert_eq!(examples[6].agent.as_ref().unwrap().node, "reviewer");
 }
 
 #[test]
 fn sandbox_and_lock() {
     let p = ok(&fixture("env_sandbox.policy"));
-    let StatementKind::Agent(a) = &p.statements.last().unwrap().kind else { panic!() };
-    assert!(matches!(&a.items[0].kind, ItemKind::Sandbox(s) if s.node == Sandbox::Wasi { image: Some(String::from("images/runner v2.wasm")) }));
+    let StatementKind::Agent(a) = &p.statements.last().unwrap().kind else {
+        panic!()
+    };
+    assert!(
+        matches!(&a.items[0].kind, ItemKind::Sandbox(s) if s.node == Sandbox::Wasi { image: Some(String::from("images/runner v2.wasm")) })
+    );
     let p = ok(&fixture("lock.policy"));
-    let StatementKind::Tier(t) = &p.statements[1].kind else { panic!() };
+    let StatementKind::Tier(t) = &p.statements[1].kind else {
+        panic!()
+    };
     assert!(t.lock.is_some());
     assert_eq!(t.reason.as_ref().unwrap().node, "what CI may always do");
-    let StatementKind::Rule(r) = &p.statements[2].kind else { panic!() };
+    let StatementKind::Rule(r) = &p.statements[2].kind else {
+        panic!()
+    };
     assert!(r.lock.is_some());
 }
 
@@ -248,7 +346,9 @@ fn crlf_line_endings() {
     let p = ok(&fixture("crlf.policy"));
     assert_eq!(p.statements.len(), 3);
     assert_eq!(p.statements[1].leading[0].text, " windows line endings");
-    let StatementKind::Tier(t) = &p.statements[1].kind else { panic!() };
+    let StatementKind::Tier(t) = &p.statements[1].kind else {
+        panic!()
+    };
     assert_eq!(t.items[0].trailing.as_ref().unwrap().text, " listing");
 }
 
@@ -271,9 +371,15 @@ fn keywords_need_a_boundary() {
 fn errors_name_the_place_and_the_fix() {
     let d = first_error("version 1\ntier read: alow {\n}\n");
     assert_eq!((d.line, d.column), (2, 12));
-    assert_eq!(d.message, "expected a verdict (`allow`, `ask` or `deny`), found `alow`");
+    assert_eq!(
+        d.message,
+        "expected a verdict (`allow`, `ask` or `deny`), found `alow`"
+    );
     assert_eq!(d.help.as_deref(), Some("did you mean `allow`?"));
-    assert_eq!(d.short(), "t.policy:2:12: warden::parse: expected a verdict (`allow`, `ask` or `deny`), found `alow`");
+    assert_eq!(
+        d.short(),
+        "t.policy:2:12: warden::parse: expected a verdict (`allow`, `ask` or `deny`), found `alow`"
+    );
 
     let d = first_error("limits { memory 99999999999GiB }");
     assert_eq!(d.code, Code::BadValue);
@@ -307,7 +413,10 @@ mod never_panics {
     use proptest::prelude::*;
 
     fn fixtures() -> Vec<String> {
-        super::valid_fixtures().into_iter().map(|(_, t)| t).collect()
+        super::valid_fixtures()
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect()
     }
 
     #[derive(Debug, Clone)]
@@ -319,8 +428,20 @@ mod never_panics {
 
     fn edit() -> impl Strategy<Value = Edit> {
         let c = prop_oneof![
-            Just('{'), Just('}'), Just('('), Just(')'), Just('|'), Just('"'), Just('\\'),
-            Just('#'), Just('\n'), Just(';'), Just(','), Just(':'), Just(' '), Just('\0'),
+            Just('{'),
+            Just('}'),
+            Just('('),
+            Just(')'),
+            Just('|'),
+            Just('"'),
+            Just('\\'),
+            Just('#'),
+            Just('\n'),
+            Just(';'),
+            Just(','),
+            Just(':'),
+            Just(' '),
+            Just('\0'),
             any::<char>(),
         ];
         prop_oneof![

@@ -1,0 +1,380 @@
+//! Data-driven decisions: policy text + request + context -> verdict, tier, deciding rule line.
+//!
+//! Requests are analysed by a tiny test analyser ([`analyse`]) so that these tests pin the
+//! policy semantics independently of `warden-shell`: words split on white space; `&&`, `||`,
+//! `;` separate commands; `|` separates pipeline stages; `>`, `>>`, `<` take the next word as a
+//! redirect target; a word starting with `$` is unknown (an unknown command word also yields an
+//! opaque part, as the analyser does); leading `sudo`/`env`/`nice` are wrappers.
+
+use warden_policy::ast::Verdict;
+use warden_policy::{Action, Context, Decision, LayerKind, LayerSource, PolicySet, Request, SourceFile};
+use warden_shell::{Access, Analysis, Opaque, OpaqueReason, PipelinePos, Redirect, SimpleCommand, Word};
+
+/// The test analyser (see the module docs).
+pub fn analyse(input: &str) -> Analysis {
+    let mut a = Analysis::default();
+    let mut pipeline_id = 0usize;
+    let mut stage = 0usize;
+    let mut in_pipe = false;
+    let mut cur: Vec<&str> = Vec::new();
+    let mut pos = 0usize;
+    let flush = |cur: &mut Vec<&str>, a: &mut Analysis, pipe: Option<PipelinePos>, span: std::ops::Range<usize>| {
+        if cur.is_empty() {
+            return;
+        }
+        let mut via = Vec::new();
+        let mut words: Vec<&str> = std::mem::take(cur);
+        while let Some(w) = words.first().copied() {
+            if matches!(w, "sudo" | "env" | "nice") && words.len() > 1 {
+                via.push(w.to_string());
+                words.remove(0);
+            } else {
+                break;
+            }
+        }
+        let mut argv = Vec::new();
+        let mut redirects = Vec::new();
+        let mut it = words.into_iter();
+        while let Some(w) = it.next() {
+            let access = match w {
+                ">" => Some(Access::Write),
+                ">>" => Some(Access::Append),
+                "<" => Some(Access::Read),
+                _ => None,
+            };
+            match access {
+                Some(access) => {
+                    if let Some(t) = it.next() {
+                        if t != "/dev/null" {
+                            redirects.push(Redirect { access, target: word(t) });
+                        }
+                    }
+                }
+                None => argv.push(word(w)),
+            }
+        }
+        let program = match argv.first() {
+            Some(w) if w.known => w.text.rsplit('/').next().unwrap_or_default().to_string(),
+            _ => String::new(),
+        };
+        if let Some(first) = argv.first().filter(|w| !w.known) {
+            a.opaque.push(Opaque {
+                reason: OpaqueReason::DynamicCommand,
+                text: first.text.clone(),
+                span: span.clone(),
+            });
+        }
+        a.commands.push(SimpleCommand {
+            argv,
+            program,
+            assignments: vec![],
+            redirects,
+            via,
+            pipeline: pipe,
+            span,
+        });
+    };
+    let mut start = 0usize;
+    for tok in input.split_whitespace() {
+        let at = input[pos..].find(tok).map_or(pos, |i| pos + i);
+        pos = at + tok.len();
+        match tok {
+            "|" => {
+                let p = Some(PipelinePos { id: pipeline_id, stage });
+                flush(&mut cur, &mut a, p, start..at);
+                stage += 1;
+                in_pipe = true;
+                start = pos;
+            }
+            "&&" | "||" | ";" => {
+                let p = in_pipe.then_some(PipelinePos { id: pipeline_id, stage });
+                flush(&mut cur, &mut a, p, start..at);
+                if in_pipe {
+                    pipeline_id += 1;
+                }
+                in_pipe = false;
+                stage = 0;
+                start = pos;
+            }
+            t => cur.push(t),
+        }
+    }
+    let p = in_pipe.then_some(PipelinePos { id: pipeline_id, stage });
+    flush(&mut cur, &mut a, p, start..input.len());
+    a
+}
+
+fn word(t: &str) -> Word {
+    Word { text: t.to_string(), known: !t.starts_with('$') }
+}
+
+/// The context of every table case.
+pub fn ctx() -> Context {
+    Context { workspace: "/workspace".into(), home: "/home/user".into(), cwd: "/workspace".into() }
+}
+
+/// Compiles layers given as texts (top first), one file each.
+pub fn compile_texts(texts: &[&str]) -> Result<PolicySet, warden_policy::Diagnostics> {
+    let kinds = [LayerKind::Enterprise, LayerKind::User, LayerKind::Project, LayerKind::Directory];
+    let layers: Vec<LayerSource> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| LayerSource {
+            kind: kinds.get(i).copied().unwrap_or(LayerKind::Directory),
+            files: vec![SourceFile { name: format!("layer{i}.policy"), text: t.to_string() }],
+        })
+        .collect();
+    warden_policy::compile(&layers)
+}
+
+/// Decides `req`: `tool:NAME[:PATH]` is a tool call, anything else a command string.
+pub fn decide(set: &PolicySet, agent: Option<&str>, req: &str) -> Decision {
+    if let Some(rest) = req.strip_prefix("tool:") {
+        let (name, path) = match rest.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (rest, None),
+        };
+        set.decide(&Request { agent, action: Action::Tool { name, path } }, &ctx())
+    } else {
+        let analysis = analyse(req);
+        set.decide(&Request { agent, action: Action::Exec(&analysis) }, &ctx())
+    }
+}
+
+/// The 1-based line of the first line of `text` containing `snippet`.
+pub fn line_of(text: &str, snippet: &str) -> u32 {
+    let i = text.lines().position(|l| l.contains(snippet)).unwrap_or_else(|| panic!("no line with `{snippet}`"));
+    u32::try_from(i + 1).unwrap()
+}
+
+pub const MAIN: &str = r#"version 1
+default deny
+opaque ask
+
+paths secrets = "~/.ssh/**", "${workspace}/.env", "**/*.pem"
+paths guarded = "${workspace}/.git/hooks/**", "${workspace}/.git/config", "${workspace}/.warden/**"
+
+limits { timeout 5m, memory 2GiB }
+
+tier read: allow {
+    tools read_file, list_dir, search
+    exec ls, cat, head, echo, pwd, cd, tee
+    exec find unless (-delete | -exec | -execdir | -fprint*)
+    exec git (status | diff | log | show) unless (-c | --output*)
+    exec sed unless (-i | --in-place*)
+    fs read "${workspace}/**", "/usr/**"
+}
+
+tier write: ask {
+    tools write_file, edit_file
+    exec cargo (build | test | check), make, mkdir, touch, cp
+    exec sed with (-i | --in-place*)
+    exec git (add | commit)
+    fs write "${workspace}/**", "/tmp/**" except guarded
+    limits { timeout 10m }
+}
+
+tier dangerous: deny "deletion, push and publish are intercepted" {
+    exec rm, rmdir, shred, find with -delete, git push, git (reset --hard | clean)
+    pipe (curl | wget) into (sh | bash)
+}
+
+deny "secrets are never read" fs read secrets
+deny "guarded paths are never written" fs write guarded
+lock deny exec sudo
+ask tools "mcp__github__*"
+allow tools mcp__docs__search
+
+agent reviewer { tiers read }
+agent builder { tiers read, write; limits { timeout 1m } }
+agent strict extends reviewer {
+    deny exec cat
+}
+"#;
+
+/// One table row: request, agent, verdict, tier, a snippet of the deciding rule's line.
+type Row = (&'static str, Option<&'static str>, Verdict, Option<&'static str>, Option<&'static str>);
+
+use Verdict::{Allow as A, Ask as Q, Deny as D};
+
+const MAIN_ROWS: &[Row] = &[
+    // Plain allow, prefix arguments, absolute paths to binaries.
+    ("ls -la", None, A, Some("read"), Some("exec ls, cat")),
+    ("pwd", None, A, Some("read"), Some("exec ls, cat")),
+    ("/bin/ls src", None, A, Some("read"), Some("exec ls, cat")),
+    ("git status -s", None, A, Some("read"), Some("exec git (status")),
+    ("git log --oneline", None, A, Some("read"), Some("exec git (status")),
+    ("git -C x status", None, D, None, None),
+    ("git status --output=x", None, D, None, None),
+    ("git status --out=/tmp/x", None, D, None, None),
+    ("git status -c x", None, D, None, None),
+    // Deny patterns match anywhere; allow at the front.
+    ("git -C x push origin", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("git push --force", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("git reset -q --hard", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("git reset --soft", None, D, None, None),
+    ("git clean -fdx", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("git add .", None, Q, Some("write"), Some("exec git (add")),
+    // Short-flag clusters and long options.
+    ("sed -n p f", None, A, Some("read"), Some("exec sed unless")),
+    ("sed -ni s/a/b/ f", None, Q, Some("write"), Some("exec sed with")),
+    ("sed -i.bak s/a/b/ f", None, Q, Some("write"), Some("exec sed with")),
+    ("sed --in-place=.bak s/a/b/ f", None, Q, Some("write"), Some("exec sed with")),
+    ("sed --in-pl s/a/b/ f", None, Q, Some("write"), Some("exec sed with")),
+    ("find . -name x", None, A, Some("read"), Some("exec find unless")),
+    ("find . -delete", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("find . -type f -delete -print", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("find . -fprint0 out", None, D, None, None),
+    ("find . -exec x", None, D, None, None),
+    // Command words: base names and paths.
+    ("/usr/bin/rm -rf x", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("./rm x", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("rmdir x", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("rmx", None, D, None, None),
+    ("unknowncmd --help", None, D, None, None),
+    // Wrappers.
+    ("sudo ls", None, D, None, Some("lock deny exec sudo")),
+    ("env sudo ls", None, D, None, Some("lock deny exec sudo")),
+    ("sudo rm -rf /", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    // Argument paths against ask/deny fs rules.
+    ("cat ~/.ssh/id_rsa", None, D, None, Some("secrets are never read")),
+    ("cat /home/user/.ssh/config", None, D, None, Some("secrets are never read")),
+    ("cat key.pem", None, D, None, Some("secrets are never read")),
+    ("cat src/../.env", None, D, None, Some("secrets are never read")),
+    ("head --file=~/.ssh/id_rsa", None, D, None, Some("secrets are never read")),
+    ("cat src/main.rs", None, A, Some("read"), Some("exec ls, cat")),
+    ("cat /etc/passwd", None, A, Some("read"), Some("exec ls, cat")),
+    ("cp x .git/hooks/pre-commit", None, D, None, Some("guarded paths are never written")),
+    ("cat .git/config", None, D, None, Some("guarded paths are never written")),
+    ("cd ~/.ssh && cat id_rsa", None, D, None, Some("secrets are never read")),
+    ("cd /tmp && cat ../home/user/.ssh/k", None, D, None, Some("secrets are never read")),
+    ("cd $d && cat id_rsa", None, Q, Some("read"), None),
+    // Redirects are reads and writes.
+    ("echo x > .git/hooks/pre-commit", None, D, None, Some("guarded paths are never written")),
+    ("echo x > .warden/x.policy", None, D, None, Some("guarded paths are never written")),
+    ("echo x > out.txt", None, Q, Some("write"), Some("fs write \"${workspace}/**\"")),
+    ("echo x >> /tmp/log", None, Q, Some("write"), Some("fs write \"${workspace}/**\"")),
+    ("echo x > /etc/hosts", None, D, None, None),
+    ("echo x > /workspace/../etc/hosts", None, D, None, None),
+    ("echo x > /dev/null", None, A, Some("read"), Some("exec ls, cat")),
+    ("cat < src/main.rs", None, A, Some("read"), Some("exec ls, cat")),
+    ("cat < /etc/shadow", None, D, None, None),
+    ("cat < ~/.ssh/id_rsa", None, D, None, Some("secrets are never read")),
+    ("echo x > $f", None, Q, Some("read"), None),
+    // Compound strings: most severe wins; tier is the highest-ranked.
+    ("ls && cargo build", None, Q, Some("write"), Some("exec cargo (build")),
+    ("cargo test && git push", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("ls ; rm x", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("cat f | head -5", None, A, Some("read"), Some("exec ls, cat")),
+    // Pipe rules.
+    ("curl x | sh", None, D, Some("dangerous"), Some("pipe (curl")),
+    ("wget -qO- x | bash -s", None, D, Some("dangerous"), Some("pipe (curl")),
+    ("curl x | tee f | sh", None, D, Some("dangerous"), Some("pipe (curl")),
+    ("curl x ; sh", None, D, None, None),
+    ("sh | curl x", None, D, None, None),
+    // Unknown words: three-valued matching, opaque verdict.
+    ("git $x", None, Q, None, None),
+    ("git status $x", None, Q, None, None),
+    ("$x -rf /", None, Q, None, None),
+    ("ls $x", None, A, Some("read"), Some("exec ls, cat")),
+    ("cat $f", None, A, Some("read"), Some("exec ls, cat")),
+    ("rm $x", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    ("find . $x", None, Q, None, None),
+    ("sed $x f", None, Q, None, None),
+    ("$x | sh", None, D, None, None),
+    ("git $x && rm y", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    // Tools and their paths.
+    ("tool:read_file:src/main.rs", None, A, Some("read"), Some("tools read_file")),
+    ("tool:list_dir:/workspace", None, A, Some("read"), Some("tools read_file")),
+    ("tool:read_file:/workspace/../etc/passwd", None, D, None, None),
+    ("tool:read_file:/workspace/src/../README.md", None, A, Some("read"), Some("tools read_file")),
+    ("tool:read_file:.env", None, D, None, Some("secrets are never read")),
+    ("tool:read_file:/usr/share/doc/x", None, A, Some("read"), Some("tools read_file")),
+    ("tool:write_file:src/main.rs", None, Q, Some("write"), Some("tools write_file")),
+    ("tool:write_file:.git/hooks/pre-commit", None, D, None, Some("guarded paths are never written")),
+    ("tool:edit_file:/usr/bin/ls", None, D, None, None),
+    ("tool:write_file:~/.ssh/authorized_keys", None, D, None, Some("secrets are never read")),
+    ("tool:mcp__github__create_issue", None, Q, None, Some("ask tools")),
+    ("tool:mcp__docs__search", None, A, None, Some("allow tools")),
+    ("tool:mcp__docs__other", None, D, None, None),
+    ("tool:exec", None, D, None, None),
+    // Agents.
+    ("ls", Some("reviewer"), A, Some("read"), Some("exec ls, cat")),
+    ("cargo build", Some("reviewer"), D, Some("write"), Some("exec cargo (build")),
+    ("tool:write_file:src/x.rs", Some("reviewer"), D, Some("write"), Some("tools write_file")),
+    ("cargo build", Some("builder"), Q, Some("write"), Some("exec cargo (build")),
+    ("cat x", Some("strict"), D, None, Some("deny exec cat")),
+    ("ls", Some("strict"), A, Some("read"), Some("exec ls, cat")),
+    ("cargo build", Some("strict"), D, Some("write"), Some("exec cargo (build")),
+    ("cat x", Some("reviewer"), A, Some("read"), Some("exec ls, cat")),
+    ("ls", Some("nobody"), D, None, None),
+    ("rm x", Some("builder"), D, Some("dangerous"), Some("exec rm, rmdir")),
+];
+
+/// Runs rows against a compiled set; returns the failures.
+pub fn run_rows(set: &PolicySet, text: &str, rows: &[Row]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (req, agent, verdict, tier, rule) in rows {
+        let d = decide(set, *agent, req);
+        let line = rule.map(|r| line_of(text, r));
+        let got_line = d.rules.first().map(|r| r.line);
+        if d.verdict != *verdict || d.tier.as_deref() != *tier || got_line != line {
+            wrong.push(format!(
+                "{req:?} agent {agent:?}: wanted {verdict:?} {tier:?} line {line:?}, got {:?} {:?} line {got_line:?} ({})",
+                d.verdict, d.tier, d.reason
+            ));
+        }
+    }
+    wrong
+}
+
+#[test]
+fn main_policy_table() {
+    let set = compile_texts(&[MAIN]).unwrap_or_else(|e| panic!("{:#?}", e.0.iter().map(|d| d.short()).collect::<Vec<_>>()));
+    let wrong = run_rows(&set, MAIN, MAIN_ROWS);
+    assert!(wrong.is_empty(), "{} of {} rows wrong:\n{}", wrong.len(), MAIN_ROWS.len(), wrong.join("\n"));
+}
+
+#[test]
+fn decision_content() {
+    let set = compile_texts(&[MAIN]).unwrap();
+    let d = decide(&set, None, "cargo test && git -C x push origin");
+    assert_eq!(d.verdict, D);
+    assert_eq!(d.reason, "deletion, push and publish are intercepted");
+    assert_eq!(d.parts.len(), 2);
+    assert_eq!(d.parts[0].verdict, Q);
+    assert_eq!(d.parts[0].tier.as_deref(), Some("write"));
+    assert_eq!(d.rules.len(), 1);
+    assert_eq!(d.rules[0].text, "exec git push");
+    assert_eq!(d.rules[0].file, "layer0.policy");
+    assert_eq!(d.rules[0].layer, LayerKind::Enterprise);
+    let json = serde_json::to_string(&d).unwrap();
+    println!("{json}");
+    let d = decide(&set, None, "unknowncmd x");
+    assert_eq!(d.reason, "no rule matches `unknowncmd x`; the default is deny");
+    let d = decide(&set, None, "$x -rf /");
+    assert!(d.reason.contains("cannot be known statically"), "{}", d.reason);
+    assert!(d.reason.ends_with("opaque commands take ask"), "{}", d.reason);
+}
+
+#[test]
+fn grants_follow_the_tier() {
+    let set = compile_texts(&[MAIN]).unwrap();
+    // A read command gets no write grant at all.
+    let d = decide(&set, None, "ls");
+    assert_eq!(d.grants.read, vec!["/workspace/**", "/usr/**"]);
+    assert!(d.grants.write.is_empty());
+    assert_eq!(d.grants.limits.timeout_ms, Some(5 * 60_000));
+    assert!(d.grants.deny.contains(&"/home/user/.ssh/**".to_string()));
+    assert!(d.grants.deny.contains(&"/**/*.pem".to_string()));
+    assert!(d.grants.deny_write.contains(&"/workspace/.git/hooks/**".to_string()));
+    // A write command gets the write tier and every allow/ask tier before it.
+    let d = decide(&set, None, "cargo build");
+    assert_eq!(d.grants.write, vec!["/workspace/**", "/tmp/**"]);
+    assert_eq!(d.grants.read, vec!["/workspace/**", "/usr/**"]);
+    assert_eq!(d.grants.limits.timeout_ms, Some(5 * 60_000));
+    // The agent's limits are the smallest.
+    let d = decide(&set, Some("builder"), "cargo build");
+    assert_eq!(d.grants.limits.timeout_ms, Some(60_000));
+    assert_eq!(d.grants.limits.memory, Some(2 * 1024 * 1024 * 1024));
+}
