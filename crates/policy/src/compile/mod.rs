@@ -1,10 +1,28 @@
 //! Validation and compilation of layers into an immutable [`PolicySet`], and `decide`.
+//!
+//! Files: `sets` (parsed input, `paths` sets), `validate` (diagnostics), `build` (lowering),
+//! `glob`, `paths`, `exec` (matchers), `model` (compiled form and indexes), `judge` (one part
+//! across layers), `decide` (a request into parts), `grants` (the decision and its grants),
+//! `examples` (checked per file).
 
-use crate::decision::{
-    Context, Decision, Grants, LayerKind, LayerSource, Part, Request, RuleRef, Subject,
-};
+mod build;
+mod decide;
+mod examples;
+mod exec;
+mod glob;
+mod grants;
+mod judge;
+mod model;
+mod paths;
+mod sets;
+mod validate;
+
 use crate::ast::Verdict;
+use crate::decision::{Context, Decision, LayerKind, LayerSource, Request, RuleRef};
 use crate::error::{Code, Diagnostic, Diagnostics};
+use model::{AgentProfile, LayerC};
+use sets::{FileAst, LayerAst};
+use std::collections::HashMap;
 
 /// What was loaded for one layer, for `explain`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -15,41 +33,100 @@ pub struct LayerInfo {
     pub files: Vec<String>,
 }
 
-/// Compiled, immutable layers. Cheap to share between threads.
+/// Compiled, immutable layers. Cheap to share between threads (`Send + Sync`, no interior
+/// mutability).
 #[derive(Debug, Clone)]
 pub struct PolicySet {
-    layers: Vec<LayerInfo>,
+    infos: Vec<LayerInfo>,
     rules: Vec<RuleRef>,
+    layers: Vec<LayerC>,
+    agents: HashMap<String, AgentProfile>,
+    /// The policy-wide opaque verdict (the most severe any layer sets; ask when unset).
+    opaque: Verdict,
 }
 
 /// Parses, validates and compiles layers (top first), then checks every file's examples.
 ///
+/// Each file is parsed with [`crate::parse`]. Files of one layer merge into one layer; the first
+/// layer is the base (its `default` answers what no rule matches).
+///
 /// # Errors
-/// Every diagnostic of every file; nothing compiles if any file has an error.
+/// Every diagnostic of every file, sorted by file then position; nothing compiles if any file
+/// has an error. An empty `layers` slice is an error (`warden::source`).
 pub fn compile(layers: &[LayerSource]) -> Result<PolicySet, Diagnostics> {
-    let _ = layers;
-    Err(Diagnostics(vec![Diagnostic::new(Code::Source, "-", "", 0..0, "compiler not built yet")]))
+    if layers.is_empty() || layers.iter().all(|l| l.files.is_empty()) {
+        return Err(Diagnostics(vec![
+            Diagnostic::new(Code::Source, "-", "", 0..0, "no policy layer to compile")
+                .with_help("pass at least one policy file"),
+        ]));
+    }
+    let mut found: Vec<validate::Found> = Vec::new();
+    let mut parsed: Vec<LayerAst> = Vec::new();
+    let mut order = 0usize;
+    let mut parse_failed = false;
+    for layer in layers {
+        let mut files = Vec::new();
+        for f in &layer.files {
+            match crate::parse(&f.name, &f.text) {
+                Ok(policy) => files.push(FileAst {
+                    name: f.name.clone(),
+                    text: f.text.clone(),
+                    policy,
+                    order,
+                }),
+                Err(Diagnostics(ds)) => {
+                    parse_failed = true;
+                    found.extend(ds.into_iter().map(|d| (order, d)));
+                }
+            }
+            order += 1;
+        }
+        parsed.push(LayerAst { kind: layer.kind, files });
+    }
+    compile_parsed(parsed, found, parse_failed)
+}
+
+/// Validates, compiles and checks examples of parsed layers.
+pub(crate) fn compile_parsed(
+    parsed: Vec<LayerAst>,
+    mut found: Vec<validate::Found>,
+    parse_failed: bool,
+) -> Result<PolicySet, Diagnostics> {
+    let mut invalid = validate::validate(&parsed);
+    if parse_failed {
+        // Names defined in a file that did not parse are missing: do not report them as unknown.
+        invalid.retain(|(_, d)| {
+            !matches!(d.code, Code::UnknownTier | Code::UnknownAgent | Code::UnknownPathSet)
+        });
+    }
+    let bad_files: Vec<usize> = invalid.iter().map(|(o, _)| *o).collect();
+    found.extend(invalid);
+    found.extend(examples::check(&parsed, &bad_files));
+    if !found.is_empty() {
+        found.sort_by_key(|(o, d)| (*o, d.span.start, d.span.end));
+        return Err(Diagnostics(found.into_iter().map(|(_, d)| d).collect()));
+    }
+    Ok(assemble(&parsed))
+}
+
+/// Builds the set from validated layers (no examples checked).
+pub(crate) fn assemble(parsed: &[LayerAst]) -> PolicySet {
+    let built = build::build(parsed);
+    let infos = parsed
+        .iter()
+        .map(|l| LayerInfo { kind: l.kind, files: l.files.iter().map(|f| f.name.clone()).collect() })
+        .collect();
+    let base_opaque = built.layers.first().and_then(|l| l.opaque).unwrap_or(Verdict::Ask);
+    let opaque = built.layers.iter().skip(1).filter_map(|l| l.opaque).fold(base_opaque, Verdict::max);
+    PolicySet { infos, rules: built.rules, layers: built.layers, agents: built.agents, opaque }
 }
 
 impl PolicySet {
     /// Decides one request. Never panics; what cannot be decided is denied with the reason.
+    ///
+    /// A request naming an agent no layer defines is denied.
     pub fn decide(&self, request: &Request<'_>, ctx: &Context) -> Decision {
-        let _ = (request, ctx);
-        Decision {
-            verdict: Verdict::Deny,
-            tier: None,
-            reason: String::from("compiler not built yet"),
-            rules: vec![],
-            parts: vec![Part {
-                subject: Subject::Request { problem: String::from("not built") },
-                verdict: Verdict::Deny,
-                tier: None,
-                reason: String::new(),
-                rules: vec![],
-                span: None,
-            }],
-            grants: Grants::default(),
-        }
+        decide::decide(self, request, ctx)
     }
 
     /// Every rule of every layer, indexed by [`RuleRef::id`].
@@ -59,6 +136,36 @@ impl PolicySet {
 
     /// The layers, top first.
     pub fn layers(&self) -> &[LayerInfo] {
-        &self.layers
+        &self.infos
+    }
+
+    /// The names of every agent any layer defines, sorted.
+    pub fn agents(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.agents.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// The verdict for parts the analyser cannot know, for requests without an agent: the most
+    /// severe `opaque` any layer sets, ask when none does.
+    pub fn opaque_verdict(&self) -> Verdict {
+        self.opaque
+    }
+
+    /// The base layer's `default` (deny when unset): the verdict when no rule matches.
+    pub fn default_verdict(&self) -> Verdict {
+        self.base_default()
+    }
+
+    /// The tiers of every layer, top layer first, in declaration order, with their verdicts.
+    pub fn tiers(&self) -> Vec<(LayerKind, String, Verdict)> {
+        self.layers
+            .iter()
+            .flat_map(|l| l.tiers.iter().map(move |t| (l.kind, t.name.clone(), t.verdict)))
+            .collect()
+    }
+
+    pub(crate) fn base_default(&self) -> Verdict {
+        self.layers.first().and_then(|l| l.default).unwrap_or(Verdict::Deny)
     }
 }

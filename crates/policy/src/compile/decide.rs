@@ -1,0 +1,425 @@
+//! `decide`: a request becomes parts (commands, wrappers, redirects, argument paths, pipe
+//! matches, opaque parts, a tool and its path), each judged across layers; the decision is the
+//! most severe of them.
+
+use super::exec::{CmdView, Mode, Tri, base_name};
+use super::judge::{Collector, How, Judge, Judged};
+use super::model::{FsEntry, LayerC};
+use super::paths::{Anchors, resolve};
+use super::PolicySet;
+use crate::ast::{FsAccess, Verdict};
+use crate::decision::{Action, Context, Decision, Part, Request, RuleRef, Subject};
+use warden_shell::{Access, Analysis, SimpleCommand, Word};
+
+/// A judged part with what the decision needs beyond [`Part`].
+pub(crate) struct PartX {
+    pub(crate) part: Part,
+    /// Reported tier as (layer, tier).
+    pub(crate) rank: Option<(usize, usize)>,
+    pub(crate) base_tier: Option<usize>,
+    pub(crate) rule_ids: Vec<usize>,
+}
+
+/// Most relative paths a `cd` can fan out to before relative paths count as unknown.
+const MAX_CWDS: usize = 8;
+
+/// Paths that are not file access.
+const NOT_FILES: [&str; 5] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"];
+
+pub(crate) struct Decider<'p> {
+    pub(crate) set: &'p PolicySet,
+    pub(crate) judge: Judge<'p>,
+    pub(crate) anchors: Anchors,
+    pub(crate) parts: Vec<PartX>,
+}
+
+/// Which fs rules an access is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    Read,
+    Write,
+    /// An argument: ask/deny read rules, and deny write rules (its access is unknown).
+    Argument,
+}
+
+fn entry_applies(e: &FsEntry, check: Check) -> bool {
+    match check {
+        // `fs write` implies read as a grant: only allow write rules match reads.
+        Check::Read => e.access == FsAccess::Read || e.verdict == Verdict::Allow,
+        // A deny (or ask) of `fs read` covers every access.
+        Check::Write => e.access == FsAccess::Write || e.verdict != Verdict::Allow,
+        Check::Argument => e.access == FsAccess::Read || e.verdict == Verdict::Deny,
+    }
+}
+
+fn argv_text(argv: &[Word]) -> String {
+    argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ")
+}
+
+impl<'p> Decider<'p> {
+    pub(crate) fn new(set: &'p PolicySet, judge: Judge<'p>, ctx: &Context) -> Decider<'p> {
+        Decider { set, judge, anchors: Anchors::new(ctx), parts: Vec::new() }
+    }
+
+    fn rule_reason(&self, l: usize, r: usize) -> Option<&'p str> {
+        self.judge.layers.get(l)?.rules.get(r).map(|r| r.reason.as_str())
+    }
+
+    /// Records a judged part.
+    fn push(&mut self, subject: Subject, what: &str, j: Judged, span: Option<std::ops::Range<usize>>) {
+        let reason = match &j.how {
+            How::Rules => j
+                .rules
+                .first()
+                .and_then(|(l, r)| self.rule_reason(*l, *r))
+                .unwrap_or("decided by a rule")
+                .to_string(),
+            How::Default => {
+                format!("no rule matches `{what}`; the default is {}", j.verdict.as_str())
+            }
+            How::Opaque => format!(
+                "`{what}` depends on words that cannot be known statically; opaque commands take {}",
+                j.verdict.as_str()
+            ),
+            How::AgentTier(t) => {
+                let agent = self.judge.agent.map(|a| a.name.as_str()).unwrap_or_default();
+                format!("agent `{agent}` may not use tier `{t}`")
+            }
+        };
+        let rule_ids: Vec<usize> = j
+            .rules
+            .iter()
+            .filter_map(|(l, r)| self.judge.layers.get(*l)?.rules.get(*r).map(|r| r.id))
+            .collect();
+        let rules: Vec<RuleRef> =
+            rule_ids.iter().filter_map(|id| self.set.rules.get(*id).cloned()).collect();
+        let tier = j.tier.and_then(|(l, t)| self.judge.tier_name(l, t)).map(str::to_string);
+        self.parts.push(PartX {
+            part: Part { subject, verdict: j.verdict, tier, reason, rules, span },
+            rank: j.tier,
+            base_tier: j.base_tier,
+            rule_ids,
+        });
+    }
+
+    /// A part decided without rules (opaque words, a request problem).
+    pub(crate) fn push_plain(
+        &mut self,
+        subject: Subject,
+        verdict: Verdict,
+        reason: String,
+        span: Option<std::ops::Range<usize>>,
+    ) {
+        self.parts.push(PartX {
+            part: Part { subject, verdict, tier: None, reason, rules: vec![], span },
+            rank: None,
+            base_tier: None,
+            rule_ids: vec![],
+        });
+    }
+
+    /// Judges a file access against the `fs` rules.
+    fn path(&mut self, path: &str, check: Check, span: Option<std::ops::Range<usize>>) {
+        let anchors = &self.anchors;
+        let segs = super::paths::segments(path);
+        let collect = |layer: &LayerC, c: &mut Collector| {
+            let index = if check == Check::Argument { &layer.fs_restrict } else { &layer.fs };
+            index.for_each_match(path, anchors, |e| {
+                if entry_applies(e, check) && !e.except.iter().any(|x| x.matches(&segs, anchors)) {
+                    c.add(e.rule, e.verdict, Tri::Yes);
+                }
+            });
+        };
+        let Some(j) = self.judge.judge(check != Check::Argument, collect) else { return };
+        let access = match check {
+            Check::Write => "write",
+            Check::Read | Check::Argument => "read",
+        };
+        self.push(Subject::Path { access, path: path.to_string() }, path, j, span);
+    }
+
+    /// A tool call, and the path it touches.
+    pub(crate) fn tool(&mut self, name: &str, path: Option<&str>) {
+        let collect = |layer: &LayerC, c: &mut Collector| {
+            layer.tools.for_each(name, |r| {
+                if let Some(rule) = layer.rules.get(r) {
+                    c.add(r, rule.verdict, Tri::Yes);
+                }
+            });
+        };
+        if let Some(j) = self.judge.judge(true, collect) {
+            self.push(Subject::Tool { name: name.to_string() }, name, j, None);
+        }
+        if let Some(p) = path {
+            let check = match name {
+                "read_file" | "list_dir" | "search" => Check::Read,
+                // write_file, edit_file, and any tool whose access is not known: a write.
+                _ => Check::Write,
+            };
+            let abs = resolve(p, &self.anchors.cwd, &self.anchors.home);
+            self.path(&abs, check, None);
+        }
+    }
+
+    /// Every part of an analysed command string.
+    pub(crate) fn exec(&mut self, analysis: &Analysis) {
+        let mut cwds = Cwds { list: vec![self.anchors.cwd.clone()], unknown: false };
+        for cmd in &analysis.commands {
+            self.command(cmd);
+            self.redirects(cmd, &cwds);
+            self.arguments(cmd, &cwds);
+            cwds.follow(cmd, &self.anchors.home);
+        }
+        if self.judge.layers.iter().any(|l| !l.pipes.is_empty()) {
+            self.pipes(analysis);
+        }
+        for o in &analysis.opaque {
+            let reason = serde_reason(o.reason);
+            self.push_plain(
+                Subject::Opaque { reason: reason.to_string(), text: o.text.clone() },
+                self.judge.opaque,
+                format!(
+                    "`{}` cannot be known statically ({reason}); opaque commands take {}",
+                    o.text,
+                    self.judge.opaque.as_str()
+                ),
+                Some(o.span.clone()),
+            );
+        }
+    }
+
+    fn command(&mut self, cmd: &SimpleCommand) {
+        let Some((first, args)) = cmd.argv.split_first() else { return };
+        let what = argv_text(&cmd.argv);
+        let subject = Subject::Command { argv: cmd.argv.iter().map(|w| w.text.clone()).collect() };
+        if !first.known {
+            let v = self.judge.opaque;
+            let reason = format!(
+                "the command word `{}` cannot be known statically; opaque commands take {}",
+                first.text,
+                v.as_str()
+            );
+            self.push_plain(subject, v, reason, Some(cmd.span.clone()));
+            return;
+        }
+        let view = CmdView { argv0: Some(&first.text), name: base_name(&first.text), args };
+        let wrappers: Vec<&str> = cmd.via.iter().filter_map(|v| v.split_whitespace().next()).collect();
+        let judge = &self.judge;
+        let collect = |layer: &LayerC, c: &mut Collector| {
+            for e in layer.exec.candidates(&first.text, view.name) {
+                if let Some(rule) = layer.rules.get(e.rule) {
+                    c.add(e.rule, rule.verdict, e.matcher.matches(&view, e.mode));
+                }
+            }
+            // Wrappers run too: ask/deny rules naming them apply (`deny exec sudo`).
+            for w in &wrappers {
+                let wv = CmdView { argv0: Some(w), name: base_name(w), args: &[] };
+                for e in layer.exec.candidates(w, wv.name) {
+                    match layer.rules.get(e.rule) {
+                        Some(rule) if rule.verdict != Verdict::Allow && judge.applies(rule) => {
+                            c.add(e.rule, rule.verdict, e.matcher.matches(&wv, Mode::Anywhere))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        };
+        if let Some(j) = self.judge.judge(true, collect) {
+            self.push(subject, &what, j, Some(cmd.span.clone()));
+        }
+    }
+
+    fn redirects(&mut self, cmd: &SimpleCommand, cwds: &Cwds) {
+        for r in &cmd.redirects {
+            let check = match r.access {
+                Access::Read => Check::Read,
+                Access::Write | Access::Append => Check::Write,
+            };
+            self.path_word(&r.target, check, cwds, cmd);
+        }
+    }
+
+    fn arguments(&mut self, cmd: &SimpleCommand, cwds: &Cwds) {
+        if self.judge.layers.iter().all(|l| l.fs_restrict.is_empty()) {
+            return;
+        }
+        for w in cmd.argv.iter().skip(1).filter(|w| w.known) {
+            let text = match w.text.strip_prefix('-') {
+                Some(flag) => match flag.split_once('=') {
+                    Some((_, value)) => value,
+                    None => continue,
+                },
+                None => w.text.as_str(),
+            };
+            if text.is_empty() || text.contains("://") {
+                continue;
+            }
+            let word = Word { text: text.to_string(), known: true };
+            self.path_word(&word, Check::Argument, cwds, cmd);
+        }
+    }
+
+    /// Resolves a word naming a file (against every possible working directory) and judges it.
+    fn path_word(&mut self, w: &Word, check: Check, cwds: &Cwds, cmd: &SimpleCommand) {
+        let span = Some(cmd.span.clone());
+        let relative = !(w.text.starts_with('/') || w.text.starts_with('~'));
+        if !w.known || (relative && cwds.unknown) {
+            let v = self.judge.opaque;
+            let reason = format!(
+                "the path `{}` cannot be known statically; opaque commands take {}",
+                w.text,
+                v.as_str()
+            );
+            let access = if check == Check::Write { "write" } else { "read" };
+            self.push_plain(Subject::Path { access, path: w.text.clone() }, v, reason, span);
+            return;
+        }
+        if NOT_FILES.contains(&w.text.as_str()) {
+            return;
+        }
+        let mut seen: Vec<String> = Vec::new();
+        for cwd in &cwds.list {
+            let abs = resolve(&w.text, cwd, &self.anchors.home);
+            if NOT_FILES.contains(&abs.as_str()) || seen.contains(&abs) {
+                continue;
+            }
+            self.path(&abs, check, span.clone());
+            seen.push(abs);
+            if !relative {
+                break;
+            }
+        }
+    }
+
+    fn pipes(&mut self, analysis: &Analysis) {
+        let cmds = &analysis.commands;
+        for (i, a) in cmds.iter().enumerate() {
+            let Some(pa) = a.pipeline else { continue };
+            for b in cmds.iter().skip(i + 1) {
+                let Some(pb) = b.pipeline else { continue };
+                if pa.id != pb.id || pb.stage <= pa.stage {
+                    continue;
+                }
+                self.pipe_pair(a, b);
+            }
+        }
+    }
+
+    fn pipe_pair(&mut self, a: &SimpleCommand, b: &SimpleCommand) {
+        let va = cmd_view(a);
+        let vb = cmd_view(b);
+        let collect = |layer: &LayerC, c: &mut Collector| {
+            for p in &layer.pipes {
+                let Some(rule) = layer.rules.get(p.rule) else { continue };
+                let tri = p.from.matches(&va, p.mode).min(p.into.matches(&vb, p.mode));
+                c.add(p.rule, rule.verdict, tri);
+            }
+        };
+        let Some(j) = self.judge.judge(false, collect) else { return };
+        let name = |c: &SimpleCommand| c.argv.first().map(|w| w.text.clone()).unwrap_or_default();
+        let what = format!("{} | {}", argv_text(&a.argv), argv_text(&b.argv));
+        let span = a.span.start.min(b.span.start)..a.span.end.max(b.span.end);
+        self.push(Subject::Pipe { from: name(a), into: name(b) }, &what, j, Some(span));
+    }
+}
+
+fn cmd_view(c: &SimpleCommand) -> CmdView<'_> {
+    match c.argv.split_first() {
+        Some((first, args)) if first.known => {
+            CmdView { argv0: Some(&first.text), name: base_name(&first.text), args }
+        }
+        Some((_, args)) => CmdView { argv0: None, name: "", args },
+        None => CmdView { argv0: None, name: "", args: &[] },
+    }
+}
+
+/// The working directories a command may run in, following `cd`/`pushd`.
+struct Cwds {
+    list: Vec<String>,
+    unknown: bool,
+}
+
+impl Cwds {
+    fn follow(&mut self, cmd: &SimpleCommand, home: &str) {
+        let Some(first) = cmd.argv.first() else { return };
+        if !first.known || !matches!(base_name(&first.text), "cd" | "pushd" | "popd") {
+            return;
+        }
+        if base_name(&first.text) == "popd" {
+            self.unknown = true;
+            return;
+        }
+        let target = cmd.argv.iter().skip(1).find(|w| !(w.known && w.text.starts_with('-')));
+        let mut next = Vec::new();
+        match target {
+            None => next.push(home.to_string()),
+            Some(w) if w.known => {
+                for cwd in &self.list {
+                    next.push(resolve(&w.text, cwd, home));
+                }
+            }
+            Some(_) => self.unknown = true,
+        }
+        for n in next {
+            if !self.list.contains(&n) {
+                self.list.push(n);
+            }
+        }
+        if self.list.len() > MAX_CWDS {
+            self.unknown = true;
+        }
+    }
+}
+
+/// The snake_case name of an opaque reason.
+fn serde_reason(r: warden_shell::OpaqueReason) -> &'static str {
+    use warden_shell::OpaqueReason as R;
+    match r {
+        R::ParseError => "parse_error",
+        R::TooLarge => "too_large",
+        R::TooDeep => "too_deep",
+        R::DynamicCommand => "dynamic_command",
+        R::DynamicEval => "dynamic_eval",
+        R::InlineCode => "inline_code",
+        R::ShellFromStdin => "shell_from_stdin",
+        R::FunctionCall => "function_call",
+        R::Unsupported => "unsupported",
+    }
+}
+
+/// Decides a request (the body of [`PolicySet::decide`]).
+pub(crate) fn decide(set: &PolicySet, request: &Request<'_>, ctx: &Context) -> Decision {
+    let agent = match request.agent {
+        None => None,
+        Some(name) => match set.agents.get(name) {
+            Some(p) => Some(p),
+            None => {
+                return super::grants::refusal(
+                    format!("unknown agent `{name}`"),
+                    format!("no loaded policy defines agent `{name}`; requests naming it are denied"),
+                );
+            }
+        },
+    };
+    let judge = Judge {
+        layers: &set.layers,
+        agent,
+        opaque: set.opaque.max(agent.and_then(|a| a.opaque).unwrap_or(Verdict::Allow)),
+        base_default: set.base_default().max(agent.and_then(|a| a.default).unwrap_or(Verdict::Allow)),
+    };
+    let mut d = Decider::new(set, judge, ctx);
+    match request.action {
+        Action::Exec(analysis) => d.exec(analysis),
+        Action::Tool { name, path } => d.tool(name, path),
+    }
+    if d.parts.is_empty() {
+        let v = d.judge.base_default;
+        d.push_plain(
+            Subject::Request { problem: String::from("nothing to run") },
+            v,
+            format!("the request runs nothing; the default is {}", v.as_str()),
+            None,
+        );
+    }
+    super::grants::combine(&d, agent)
+}

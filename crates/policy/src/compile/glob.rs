@@ -1,0 +1,93 @@
+//! Word globs (`*`, `?`) for command words, argument tokens, flags, tool names, hosts and
+//! environment names. No character classes: `[` is a literal.
+
+/// A compiled word pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Glob {
+    /// No wildcard: byte equality.
+    Literal(String),
+    /// Contains `*` or `?`.
+    Wild(Vec<char>),
+}
+
+impl Glob {
+    /// Compiles a word.
+    pub(crate) fn new(text: &str) -> Glob {
+        if text.contains(['*', '?']) {
+            Glob::Wild(text.chars().collect())
+        } else {
+            Glob::Literal(text.to_string())
+        }
+    }
+
+    /// True when the word has no wildcard.
+    pub(crate) fn literal(&self) -> Option<&str> {
+        match self {
+            Glob::Literal(s) => Some(s),
+            Glob::Wild(_) => None,
+        }
+    }
+
+    /// Whether `text` matches the whole pattern.
+    pub(crate) fn matches(&self, text: &str) -> bool {
+        match self {
+            Glob::Literal(s) => s == text,
+            Glob::Wild(p) => wild_match(p, text),
+        }
+    }
+
+    /// The literal text before the first wildcard.
+    pub(crate) fn literal_prefix(&self) -> String {
+        match self {
+            Glob::Literal(s) => s.clone(),
+            Glob::Wild(p) => p.iter().take_while(|c| **c != '*' && **c != '?').collect(),
+        }
+    }
+}
+
+/// Iterative wildcard match with single-star backtracking: linear in practice, never
+/// exponential.
+pub(crate) fn wild_match(pattern: &[char], text: &str) -> bool {
+    let text: Vec<char> = text.chars().collect();
+    let (mut p, mut t) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(c) if *c == '?' || Some(c) == text.get(t) => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern.get(p..).is_some_and(|rest| rest.iter().all(|c| *c == '*'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(Glob::new("--output*").matches("--output=x"));
+        assert!(Glob::new("--output*").matches("--output"));
+        assert!(!Glob::new("--output*").matches("--outpu"));
+        assert!(Glob::new("mcp__*__x").matches("mcp__a__b__x"));
+        assert!(Glob::new("a?c").matches("abc"));
+        assert!(!Glob::new("a?c").matches("ac"));
+        assert!(Glob::new("*").matches(""));
+        assert!(!Glob::new("rm").matches("rmdir"));
+        assert_eq!(Glob::new("-fprint*").literal_prefix(), "-fprint");
+    }
+}

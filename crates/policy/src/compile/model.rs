@@ -1,0 +1,275 @@
+//! The compiled, immutable form of one layer and of the agents.
+
+use super::exec::{ExecMatcher, Mode};
+use super::glob::Glob;
+use super::paths::{PathIndex, PathPattern};
+use crate::ast::{FsAccess, Verdict};
+use crate::decision::{Backend, LayerKind, Limits};
+use std::collections::HashMap;
+
+/// Interned agent name.
+pub(crate) type AgentId = u32;
+
+/// One compiled rule (one exec pattern, or one tools/fs/pipe/net item).
+#[derive(Debug, Clone)]
+pub(crate) struct RuleC {
+    /// Index into `PolicySet::rules`.
+    pub(crate) id: usize,
+    pub(crate) verdict: Verdict,
+    /// Index of the tier in its layer.
+    pub(crate) tier: Option<usize>,
+    pub(crate) lock: bool,
+    /// Only for requests of this agent (or agents extending it).
+    pub(crate) agent: Option<AgentId>,
+    /// The sentence a part decided by this rule gives as its reason.
+    pub(crate) reason: String,
+}
+
+/// A compiled tier.
+#[derive(Debug, Clone)]
+pub(crate) struct TierC {
+    pub(crate) name: String,
+    pub(crate) verdict: Verdict,
+    /// File grants: read patterns with their exceptions.
+    pub(crate) reads: Vec<FsGrant>,
+    /// File grants: write patterns with their exceptions.
+    pub(crate) writes: Vec<FsGrant>,
+    /// Network grants (allow/ask tiers).
+    pub(crate) net: Vec<NetC>,
+    pub(crate) limits: Limits,
+    pub(crate) env: Vec<String>,
+    pub(crate) sandbox: Option<Backend>,
+}
+
+/// A path grant with its carve-outs.
+#[derive(Debug, Clone)]
+pub(crate) struct FsGrant {
+    pub(crate) pattern: PathPattern,
+    pub(crate) except: Vec<PathPattern>,
+}
+
+/// A `net` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NetC {
+    None,
+    Any,
+    Hosts(Vec<String>),
+}
+
+/// An exec pattern with its rule.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecEntry {
+    pub(crate) rule: usize,
+    pub(crate) matcher: ExecMatcher,
+    pub(crate) mode: Mode,
+}
+
+/// Exec patterns indexed by literal command word.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ExecIndex {
+    pub(crate) entries: Vec<ExecEntry>,
+    /// Literal base names (`rm`).
+    pub(crate) by_name: HashMap<String, Vec<usize>>,
+    /// Literal paths (`/usr/bin/rm`).
+    pub(crate) by_path: HashMap<String, Vec<usize>>,
+    /// Command words with wildcards.
+    pub(crate) wild: Vec<usize>,
+}
+
+impl ExecIndex {
+    pub(crate) fn push(&mut self, entry: ExecEntry) {
+        let idx = self.entries.len();
+        let mut seen_wild = false;
+        for key in entry.matcher.keys() {
+            match key {
+                Some((lit, false)) => push_unique(self.by_name.entry(lit).or_default(), idx),
+                Some((lit, true)) => push_unique(self.by_path.entry(lit).or_default(), idx),
+                None if !seen_wild => {
+                    seen_wild = true;
+                    self.wild.push(idx);
+                }
+                None => {}
+            }
+        }
+        self.entries.push(entry);
+    }
+
+    /// Entries whose command word may match (`argv0` as written and its base name).
+    pub(crate) fn candidates<'a>(
+        &'a self,
+        argv0: &str,
+        name: &str,
+    ) -> impl Iterator<Item = &'a ExecEntry> + use<'a> {
+        let a = self.by_name.get(name).into_iter().flatten();
+        let b = self.by_path.get(argv0).into_iter().flatten();
+        a.chain(b).chain(self.wild.iter()).filter_map(|i| self.entries.get(*i))
+    }
+}
+
+fn push_unique(v: &mut Vec<usize>, i: usize) {
+    if v.last() != Some(&i) {
+        v.push(i);
+    }
+}
+
+/// Tools by exact name plus wildcard names.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolIndex {
+    pub(crate) exact: HashMap<String, Vec<usize>>,
+    pub(crate) wild: Vec<(Glob, usize)>,
+}
+
+impl ToolIndex {
+    pub(crate) fn push(&mut self, name: &str, rule: usize) {
+        let g = Glob::new(name);
+        match g.literal() {
+            Some(l) => self.exact.entry(l.to_string()).or_default().push(rule),
+            None => self.wild.push((g, rule)),
+        }
+    }
+
+    pub(crate) fn for_each(&self, name: &str, mut f: impl FnMut(usize)) {
+        for r in self.exact.get(name).into_iter().flatten() {
+            f(*r);
+        }
+        for (g, r) in &self.wild {
+            if g.matches(name) {
+                f(*r);
+            }
+        }
+    }
+}
+
+/// An fs rule in the index.
+#[derive(Debug, Clone)]
+pub(crate) struct FsEntry {
+    pub(crate) rule: usize,
+    pub(crate) access: FsAccess,
+    pub(crate) verdict: Verdict,
+    pub(crate) except: Vec<PathPattern>,
+}
+
+/// A `pipe A into B` rule.
+#[derive(Debug, Clone)]
+pub(crate) struct PipeC {
+    pub(crate) rule: usize,
+    pub(crate) from: ExecMatcher,
+    pub(crate) into: ExecMatcher,
+    pub(crate) mode: Mode,
+}
+
+/// A restriction that narrows grants (deny paths, deny net), optionally for one agent.
+#[derive(Debug, Clone)]
+pub(crate) struct Scoped<T> {
+    pub(crate) agent: Option<AgentId>,
+    pub(crate) value: T,
+}
+
+/// One compiled layer.
+#[derive(Debug, Clone)]
+pub(crate) struct LayerC {
+    pub(crate) kind: LayerKind,
+    pub(crate) default: Option<Verdict>,
+    pub(crate) opaque: Option<Verdict>,
+    pub(crate) tiers: Vec<TierC>,
+    pub(crate) rules: Vec<RuleC>,
+    pub(crate) exec: ExecIndex,
+    pub(crate) pipes: Vec<PipeC>,
+    pub(crate) tools: ToolIndex,
+    /// Every fs rule.
+    pub(crate) fs: PathIndex<FsEntry>,
+    /// Ask/deny fs rules, for argument paths.
+    pub(crate) fs_restrict: PathIndex<FsEntry>,
+    /// Top-level limits.
+    pub(crate) limits: Limits,
+    /// Top-level env.
+    pub(crate) env: Vec<String>,
+    /// Top-level sandbox.
+    pub(crate) sandbox: Option<Backend>,
+    /// Standalone allow fs grants (read, write).
+    pub(crate) grant_reads: Vec<FsGrant>,
+    pub(crate) grant_writes: Vec<FsGrant>,
+    /// Standalone allow net grants.
+    pub(crate) grant_net: Vec<NetC>,
+    /// Paths no access may reach (deny fs read, and except of read grants).
+    pub(crate) deny_paths: Vec<Scoped<PathPattern>>,
+    /// Paths no write may reach (deny fs write).
+    pub(crate) deny_write_paths: Vec<Scoped<PathPattern>>,
+    /// Network removed from every grant.
+    pub(crate) net_denies: Vec<Scoped<NetC>>,
+}
+
+impl LayerC {
+    pub(crate) fn new(kind: LayerKind) -> LayerC {
+        LayerC {
+            kind,
+            default: None,
+            opaque: None,
+            tiers: Vec::new(),
+            rules: Vec::new(),
+            exec: ExecIndex::default(),
+            pipes: Vec::new(),
+            tools: ToolIndex::default(),
+            fs: PathIndex::default(),
+            fs_restrict: PathIndex::default(),
+            limits: Limits::default(),
+            env: Vec::new(),
+            sandbox: None,
+            grant_reads: Vec::new(),
+            grant_writes: Vec::new(),
+            grant_net: Vec::new(),
+            deny_paths: Vec::new(),
+            deny_write_paths: Vec::new(),
+            net_denies: Vec::new(),
+        }
+    }
+}
+
+/// Everything an agent narrows, merged over its definitions in every layer and its parents.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AgentProfile {
+    pub(crate) name: String,
+    /// This agent and every agent it extends (their rules apply).
+    pub(crate) scope: Vec<AgentId>,
+    /// The tiers it may use (intersection), `None` for all.
+    pub(crate) tiers: Option<Vec<String>>,
+    pub(crate) default: Option<Verdict>,
+    pub(crate) opaque: Option<Verdict>,
+    pub(crate) limits: Limits,
+    /// Each entry narrows the network further.
+    pub(crate) net: Vec<NetC>,
+    /// Each entry narrows the environment further.
+    pub(crate) env: Vec<Vec<String>>,
+    pub(crate) sandbox: Option<Backend>,
+}
+
+/// Smallest-wins merge of limits.
+pub(crate) fn min_limits(a: &mut Limits, b: &Limits) {
+    fn m(x: &mut Option<u64>, y: Option<u64>) {
+        *x = match (*x, y) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    m(&mut a.timeout_ms, b.timeout_ms);
+    m(&mut a.memory, b.memory);
+    m(&mut a.processes, b.processes);
+    m(&mut a.output, b.output);
+    m(&mut a.file_size, b.file_size);
+    m(&mut a.files, b.files);
+}
+
+/// Applies one AST limit.
+pub(crate) fn set_limit(l: &mut Limits, limit: &crate::ast::Limit) {
+    use crate::ast::Limit;
+    let mut one = Limits::default();
+    match *limit {
+        Limit::Timeout(v) => one.timeout_ms = Some(v),
+        Limit::Memory(v) => one.memory = Some(v),
+        Limit::Processes(v) => one.processes = Some(v),
+        Limit::Output(v) => one.output = Some(v),
+        Limit::FileSize(v) => one.file_size = Some(v),
+        Limit::Files(v) => one.files = Some(v),
+    }
+    min_limits(l, &one);
+}

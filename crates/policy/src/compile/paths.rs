@@ -1,0 +1,430 @@
+//! Path patterns: parsing (`~`, `${workspace}`, `${home}`, relative = workspace-relative,
+//! leading `**` = anywhere), matching against lexically normalised absolute paths with the
+//! context's workspace and home substituted segment-wise (nothing is recompiled per request),
+//! an index by first literal segment, and expansion into absolute globs for grants.
+
+use super::glob::Glob;
+use crate::decision::Context;
+use std::collections::HashMap;
+
+/// What a pattern is anchored at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Root {
+    /// `/...` or `**/...`
+    Absolute,
+    /// `${workspace}/...` or a relative pattern.
+    Workspace,
+    /// `~/...` or `${home}/...`
+    Home,
+}
+
+impl Root {
+    fn slot(self) -> usize {
+        match self {
+            Root::Absolute => 0,
+            Root::Workspace => 1,
+            Root::Home => 2,
+        }
+    }
+}
+
+/// One segment of a path pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Seg {
+    /// A segment without wildcards, or with `*` / `?`.
+    Word(Glob),
+    /// `**`: any number of segments, zero included.
+    Any,
+}
+
+/// A compiled path pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PathPattern {
+    pub(crate) root: Root,
+    pub(crate) segs: Vec<Seg>,
+}
+
+/// Why a path pattern is malformed: a message and advice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BadPattern {
+    pub(crate) message: String,
+    pub(crate) help: String,
+}
+
+fn bad(message: String, help: &str) -> BadPattern {
+    BadPattern { message, help: help.to_string() }
+}
+
+/// Parses one pattern string as written in a policy.
+pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
+    if text.is_empty() {
+        return Err(bad("empty path pattern".into(), "write a path such as `\"${workspace}/**\"`"));
+    }
+    let (root, rest) = if let Some(rest) = text.strip_prefix('~') {
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return Err(bad(
+                format!("`{text}`: `~user` is not supported"),
+                "use `~/...` for the home directory, or an absolute path",
+            ));
+        }
+        (Root::Home, rest)
+    } else if let Some(after) = text.strip_prefix("${") {
+        let Some(end) = after.find('}') else {
+            return Err(bad(format!("`{text}`: unclosed `${{`"), "write `${workspace}` or `${home}`"));
+        };
+        let name = after.get(..end).unwrap_or_default();
+        let rest = after.get(end + 1..).unwrap_or_default();
+        let root = match name {
+            "workspace" => Root::Workspace,
+            "home" => Root::Home,
+            other => {
+                return Err(bad(
+                    format!("unknown variable `${{{other}}}` in `{text}`"),
+                    "only `${workspace}` and `${home}` exist",
+                ));
+            }
+        };
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return Err(bad(
+                format!("`{text}`: a variable must be followed by `/` or end the pattern"),
+                "write `${workspace}/...`",
+            ));
+        }
+        (root, rest)
+    } else if text.starts_with('/') || text.starts_with("**") {
+        (Root::Absolute, text)
+    } else {
+        (Root::Workspace, text)
+    };
+    if rest.contains("${") {
+        return Err(bad(
+            format!("`{text}`: a variable may only start a pattern"),
+            "write `${workspace}/...` or `${home}/...` at the start",
+        ));
+    }
+    let mut segs = Vec::new();
+    for seg in rest.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                return Err(bad(
+                    format!("`{text}`: `..` is not allowed in a path pattern"),
+                    "write the absolute path instead",
+                ));
+            }
+            "**" => {
+                if segs.last() != Some(&Seg::Any) {
+                    segs.push(Seg::Any);
+                }
+            }
+            s if s.contains("**") => {
+                return Err(bad(
+                    format!("`{text}`: `**` must be a whole path segment"),
+                    "use `*` within a segment, `**` between slashes",
+                ));
+            }
+            s => segs.push(Seg::Word(Glob::new(s))),
+        }
+    }
+    Ok(PathPattern { root, segs })
+}
+
+/// Lexically normalises `path` to an absolute path: `~` is the home, relative paths start at
+/// `cwd`, `.` and empty segments vanish, `..` removes one segment (never above `/`).
+pub(crate) fn resolve(path: &str, cwd: &str, home: &str) -> String {
+    let joined;
+    let full: &str = if path == "~" {
+        home
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        joined = format!("{home}/{rest}");
+        &joined
+    } else if path.starts_with('/') {
+        path
+    } else {
+        joined = format!("{cwd}/{path}");
+        &joined
+    };
+    normalise(full)
+}
+
+/// Lexical normalisation of an absolute path (a relative one is taken from `/`).
+pub(crate) fn normalise(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            s => out.push(s),
+        }
+    }
+    let mut s = String::with_capacity(path.len() + 1);
+    for seg in &out {
+        s.push('/');
+        s.push_str(seg);
+    }
+    if s.is_empty() {
+        s.push('/');
+    }
+    s
+}
+
+/// Segments of a normalised absolute path.
+pub(crate) fn segments(path: &str) -> Vec<&str> {
+    path.split('/').filter(|s| !s.is_empty()).collect()
+}
+
+/// The context's anchors, normalised once per decision.
+#[derive(Debug, Clone)]
+pub(crate) struct Anchors {
+    pub(crate) workspace: String,
+    pub(crate) home: String,
+    pub(crate) cwd: String,
+}
+
+impl Anchors {
+    pub(crate) fn new(ctx: &Context) -> Anchors {
+        let workspace = normalise(&ctx.workspace);
+        let home = normalise(&ctx.home);
+        let cwd = if ctx.cwd.starts_with('/') {
+            normalise(&ctx.cwd)
+        } else {
+            normalise(&format!("{workspace}/{}", ctx.cwd))
+        };
+        Anchors { workspace, home, cwd }
+    }
+
+    fn root(&self, root: Root) -> &str {
+        match root {
+            Root::Absolute => "/",
+            Root::Workspace => &self.workspace,
+            Root::Home => &self.home,
+        }
+    }
+}
+
+/// The part of `path` below `base`, as segments, or `None` when `path` is not inside it.
+fn below<'p>(path: &[&'p str], base: &str) -> Option<Vec<&'p str>> {
+    let base = segments(base);
+    if path.len() < base.len() {
+        return None;
+    }
+    let (head, tail) = path.split_at(base.len());
+    (head == base.as_slice()).then(|| tail.to_vec())
+}
+
+impl PathPattern {
+    /// Whether the normalised absolute path (as segments) matches.
+    pub(crate) fn matches(&self, path: &[&str], anchors: &Anchors) -> bool {
+        match self.root {
+            Root::Absolute => match_segs(&self.segs, path),
+            root => match below(path, anchors.root(root)) {
+                Some(rest) => match_segs(&self.segs, &rest),
+                None => false,
+            },
+        }
+    }
+
+    /// The pattern as an absolute glob for grants.
+    pub(crate) fn expand(&self, anchors: &Anchors) -> String {
+        let mut s = match self.root {
+            Root::Absolute => String::new(),
+            root => anchors.root(root).trim_end_matches('/').to_string(),
+        };
+        for seg in &self.segs {
+            s.push('/');
+            match seg {
+                Seg::Any => s.push_str("**"),
+                Seg::Word(Glob::Literal(l)) => s.push_str(l),
+                Seg::Word(Glob::Wild(w)) => s.extend(w.iter()),
+            }
+        }
+        if s.is_empty() {
+            s.push('/');
+        }
+        s
+    }
+
+    /// The first segment if it is a literal (index key).
+    fn first_literal(&self) -> Option<&str> {
+        match self.segs.first() {
+            Some(Seg::Word(g)) => g.literal(),
+            _ => None,
+        }
+    }
+}
+
+/// Segment matching with `**`, by dynamic programming (no exponential backtracking).
+fn match_segs(pattern: &[Seg], path: &[&str]) -> bool {
+    // reach[j]: pattern prefix consumed so far can end at path position j.
+    let mut reach = vec![false; path.len() + 1];
+    if let Some(r) = reach.first_mut() {
+        *r = true;
+    }
+    for seg in pattern {
+        let mut next = vec![false; path.len() + 1];
+        match seg {
+            Seg::Any => {
+                let mut on = false;
+                for (j, r) in reach.iter().enumerate() {
+                    on |= *r;
+                    if let Some(n) = next.get_mut(j) {
+                        *n = on;
+                    }
+                }
+            }
+            Seg::Word(g) => {
+                for (j, r) in reach.iter().enumerate() {
+                    if *r && path.get(j).is_some_and(|p| g.matches(p)) {
+                        if let Some(n) = next.get_mut(j + 1) {
+                            *n = true;
+                        }
+                    }
+                }
+            }
+        }
+        reach = next;
+    }
+    reach.last().copied().unwrap_or(false)
+}
+
+/// Path patterns indexed by anchor and first literal segment, each with a value.
+#[derive(Debug, Clone)]
+pub(crate) struct PathIndex<T> {
+    keyed: [HashMap<String, Vec<(PathPattern, T)>>; 3],
+    other: Vec<(PathPattern, T)>,
+    len: usize,
+}
+
+impl<T> Default for PathIndex<T> {
+    fn default() -> Self {
+        PathIndex { keyed: Default::default(), other: Vec::new(), len: 0 }
+    }
+}
+
+impl<T: Clone> PathIndex<T> {
+    pub(crate) fn insert(&mut self, pattern: PathPattern, value: T) {
+        self.len += 1;
+        match pattern.first_literal() {
+            Some(first) => {
+                let first = first.to_string();
+                if let Some(map) = self.keyed.get_mut(pattern.root.slot()) {
+                    map.entry(first).or_default().push((pattern, value));
+                }
+            }
+            None => self.other.push((pattern, value)),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Calls `f` with the value of every pattern matching `path` (normalised, absolute).
+    pub(crate) fn for_each_match(&self, path: &str, anchors: &Anchors, mut f: impl FnMut(&T)) {
+        if self.len == 0 {
+            return;
+        }
+        let segs = segments(path);
+        let mut visit = |list: Option<&Vec<(PathPattern, T)>>| {
+            for (p, v) in list.into_iter().flatten() {
+                if p.matches(&segs, anchors) {
+                    f(v);
+                }
+            }
+        };
+        if let Some(first) = segs.first() {
+            visit(self.keyed.first().and_then(|m| m.get(*first)));
+        }
+        for root in [Root::Workspace, Root::Home] {
+            if let Some(rest) = below(&segs, anchors.root(root)) {
+                if let Some(first) = rest.first() {
+                    visit(self.keyed.get(root.slot()).and_then(|m| m.get(*first)));
+                }
+            }
+        }
+        visit(Some(&self.other));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anchors() -> Anchors {
+        Anchors::new(&Context {
+            workspace: "/workspace".into(),
+            home: "/home/user".into(),
+            cwd: "/workspace".into(),
+        })
+    }
+
+    fn m(pattern: &str, path: &str) -> bool {
+        let p = parse_pattern(pattern).unwrap();
+        let a = anchors();
+        let path = resolve(path, &a.cwd, &a.home);
+        p.matches(&segments(&path), &a)
+    }
+
+    #[test]
+    fn matching() {
+        assert!(m("/usr/**", "/usr"));
+        assert!(m("/usr/**", "/usr/bin/ls"));
+        assert!(!m("/usr/**", "/usrx"));
+        assert!(m("${workspace}/**", "src/main.rs"));
+        assert!(!m("${workspace}/**", "/workspace/../etc/passwd"));
+        assert!(!m("${workspace}/**", "../etc/passwd"));
+        assert!(m("~/.ssh/**", "~/.ssh/id_rsa"));
+        assert!(m("~/.ssh/**", "/home/user/.ssh/id_rsa"));
+        assert!(m("**/*.pem", "/etc/ssl/x.pem"));
+        assert!(m("**/*.pem", "key.pem"));
+        assert!(m("${workspace}/.env", ".//./.env"));
+        assert!(m(".git/hooks/**", "/workspace/src/../.git/hooks/pre-commit"));
+        assert!(m("/a/*/c", "/a/b/c"));
+        assert!(!m("/a/*/c", "/a/b/x/c"));
+        assert!(m("/a/**/c/**/e", "/a/b/c/d/e"));
+        assert!(m("/a?c", "/abc"));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(parse_pattern("${foo}/x").is_err());
+        assert!(parse_pattern("").is_err());
+        assert!(parse_pattern("~root/x").is_err());
+        assert!(parse_pattern("/a/${home}").is_err());
+        assert!(parse_pattern("/a/../b").is_err());
+        assert!(parse_pattern("/a/b**").is_err());
+        assert!(parse_pattern("${workspace").is_err());
+        assert!(parse_pattern("${workspace}x").is_err());
+    }
+
+    #[test]
+    fn normalising_and_expanding() {
+        assert_eq!(normalise("/a/../../b/./c//d/"), "/b/c/d");
+        assert_eq!(normalise("/.."), "/");
+        let a = anchors();
+        assert_eq!(parse_pattern("src/**").unwrap().expand(&a), "/workspace/src/**");
+        assert_eq!(parse_pattern("~").unwrap().expand(&a), "/home/user");
+        assert_eq!(parse_pattern("**/*.pem").unwrap().expand(&a), "/**/*.pem");
+    }
+
+    #[test]
+    fn index() {
+        let a = anchors();
+        let mut idx = PathIndex::default();
+        for (i, p) in ["/usr/**", "${workspace}/.env", "**/*.pem", "~/.ssh/**"].iter().enumerate() {
+            idx.insert(parse_pattern(p).unwrap(), i);
+        }
+        let hits = |p: &str| {
+            let mut v = vec![];
+            idx.for_each_match(&resolve(p, &a.cwd, &a.home), &a, |i| v.push(*i));
+            v.sort();
+            v
+        };
+        assert_eq!(hits("/usr/bin"), vec![0]);
+        assert_eq!(hits(".env"), vec![1]);
+        assert_eq!(hits("~/.ssh/k.pem"), vec![2, 3]);
+        assert!(hits("/etc/passwd").is_empty());
+    }
+}

@@ -1,0 +1,124 @@
+//! The parsed input of a compile (layers of files with their syntax trees) and `paths` sets:
+//! lookup across layers (a layer sees its own sets first, then those of the layers above),
+//! cycle detection, and flattening into pattern strings.
+
+use crate::ast::{PathRef, Policy, Span, StatementKind};
+use crate::decision::LayerKind;
+use std::collections::HashMap;
+
+/// One parsed file.
+#[derive(Debug, Clone)]
+pub(crate) struct FileAst {
+    pub(crate) name: String,
+    pub(crate) text: String,
+    pub(crate) policy: Policy,
+    /// Position of the file in the compile input (for sorting diagnostics).
+    pub(crate) order: usize,
+}
+
+/// One parsed layer.
+#[derive(Debug, Clone)]
+pub(crate) struct LayerAst {
+    pub(crate) kind: LayerKind,
+    pub(crate) files: Vec<FileAst>,
+}
+
+/// A set definition: where, and its members.
+#[derive(Debug, Clone)]
+pub(crate) struct SetDef<'a> {
+    pub(crate) members: &'a [PathRef],
+}
+
+/// `paths` sets of every layer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SetEnv<'a> {
+    /// Per layer: name -> first definition.
+    layers: Vec<HashMap<&'a str, SetDef<'a>>>,
+}
+
+impl<'a> SetEnv<'a> {
+    /// Collects the sets of `layers` (first definition wins; duplicates are the validator's).
+    pub(crate) fn new(layers: &'a [LayerAst]) -> SetEnv<'a> {
+        let mut out = Vec::new();
+        for layer in layers {
+            let mut map: HashMap<&'a str, SetDef<'a>> = HashMap::new();
+            for file in &layer.files {
+                for st in &file.policy.statements {
+                    if let StatementKind::Paths { name, members } = &st.kind {
+                        map.entry(name.node.as_str()).or_insert(SetDef { members });
+                    }
+                }
+            }
+            out.push(map);
+        }
+        SetEnv { layers: out }
+    }
+
+    /// The set `name` as seen from `layer`: its own first, then upward.
+    pub(crate) fn lookup(&self, layer: usize, name: &str) -> Option<(usize, &SetDef<'a>)> {
+        (0..=layer).rev().find_map(|l| self.layers.get(l)?.get(name).map(|d| (l, d)))
+    }
+
+    /// Whether `start` (defined in `layer`) reaches itself: the first direct member (in source
+    /// order) through which it does, with its span.
+    pub(crate) fn cycle(&self, layer: usize, start: &str) -> Option<(String, Span)> {
+        let (_, def) = self.lookup(layer, start)?;
+        for m in def.members {
+            let PathRef::Set(first) = m else { continue };
+            let mut stack: Vec<(usize, &str)> = vec![(layer, first.node.as_str())];
+            let mut seen: Vec<(usize, &str)> = Vec::new();
+            while let Some((l, name)) = stack.pop() {
+                let Some((found, d)) = self.lookup(l, name) else { continue };
+                if found == layer && name == start {
+                    return Some((first.node.clone(), first.span.clone()));
+                }
+                if seen.contains(&(found, name)) || seen.len() > 10_000 {
+                    continue;
+                }
+                seen.push((found, name));
+                for m in d.members {
+                    if let PathRef::Set(s) = m {
+                        stack.push((found, s.node.as_str()));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Flattens path references into pattern strings (unknown sets and cycles are skipped:
+    /// the validator reports them).
+    pub(crate) fn flatten(&self, layer: usize, refs: &[PathRef]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut seen: Vec<(usize, String)> = Vec::new();
+        self.flatten_into(layer, refs, &mut out, &mut seen);
+        out
+    }
+
+    fn flatten_into(
+        &self,
+        layer: usize,
+        refs: &[PathRef],
+        out: &mut Vec<String>,
+        seen: &mut Vec<(usize, String)>,
+    ) {
+        for r in refs {
+            match r {
+                PathRef::Pattern(p) => {
+                    if !out.contains(&p.node) {
+                        out.push(p.node.clone());
+                    }
+                }
+                PathRef::Set(s) => {
+                    let Some((found, def)) = self.lookup(layer, &s.node) else { continue };
+                    let key = (found, s.node.clone());
+                    if seen.contains(&key) {
+                        continue;
+                    }
+                    seen.push(key);
+                    self.flatten_into(found, def.members, out, seen);
+                }
+            }
+        }
+    }
+}

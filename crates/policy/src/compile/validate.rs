@@ -1,0 +1,483 @@
+//! Validation of parsed layers: every problem becomes a [`Diagnostic`] with a stable code, the
+//! span of the offending token and advice. Nothing is compiled when any is found.
+
+use super::paths::parse_pattern;
+use super::sets::{FileAst, LayerAst, SetEnv};
+use crate::ast::{
+    Agent, ExampleRequest, ExecPattern, Item, ItemKind, Net, PathRef, Rule, Span, Spanned,
+    StatementKind, Tier, Verdict,
+};
+use crate::error::{Code, Diagnostic};
+use std::collections::{HashMap, HashSet};
+
+/// A diagnostic with the position of its file in the input, for sorting.
+pub(crate) type Found = (usize, Diagnostic);
+
+struct Ctx<'a> {
+    file: &'a FileAst,
+    out: &'a mut Vec<Found>,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, code: Code, span: &Span, message: String, help: &str) {
+        let d = Diagnostic::new(code, &self.file.name, &self.file.text, span.clone(), message)
+            .with_help(help);
+        self.out.push((self.file.order, d));
+    }
+}
+
+/// Names visible to every layer: tiers and agents (with what they extend).
+struct Globals<'a> {
+    tiers: HashSet<&'a str>,
+    extends: HashMap<&'a str, Vec<&'a str>>,
+}
+
+fn globals(layers: &[LayerAst]) -> Globals<'_> {
+    let mut g = Globals { tiers: HashSet::new(), extends: HashMap::new() };
+    for layer in layers {
+        for file in &layer.files {
+            for st in &file.policy.statements {
+                match &st.kind {
+                    StatementKind::Tier(t) => {
+                        g.tiers.insert(t.name.node.as_str());
+                    }
+                    StatementKind::Agent(a) => {
+                        let e = g.extends.entry(a.name.node.as_str()).or_default();
+                        if let Some(p) = &a.extends {
+                            e.push(p.node.as_str());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    g
+}
+
+/// Whether agent `name` reaches itself through `extends`.
+fn agent_cycle(g: &Globals<'_>, name: &str) -> bool {
+    let mut stack: Vec<&str> = g.extends.get(name).cloned().unwrap_or_default();
+    let mut seen: HashSet<&str> = HashSet::new();
+    while let Some(n) = stack.pop() {
+        if n == name {
+            return true;
+        }
+        if seen.insert(n) {
+            stack.extend(g.extends.get(n).into_iter().flatten().copied());
+        }
+    }
+    false
+}
+
+/// Validates every layer; returns all diagnostics found.
+pub(crate) fn validate(layers: &[LayerAst]) -> Vec<Found> {
+    let mut out = Vec::new();
+    let g = globals(layers);
+    let env = SetEnv::new(layers);
+    for (li, layer) in layers.iter().enumerate() {
+        validate_layer(li, layer, &g, &env, &mut out);
+    }
+    out
+}
+
+/// Where a name was first defined in a layer, for duplicate messages.
+type Seen = HashMap<String, (String, u32)>;
+
+fn first_seen(seen: &mut Seen, key: String, file: &FileAst, span: &Span) -> Option<(String, u32)> {
+    if let Some(prev) = seen.get(&key) {
+        return Some(prev.clone());
+    }
+    let (line, _) = crate::error::line_col(&file.text, span.start);
+    seen.insert(key, (file.name.clone(), line));
+    None
+}
+
+fn validate_layer(
+    li: usize,
+    layer: &LayerAst,
+    g: &Globals<'_>,
+    env: &SetEnv<'_>,
+    out: &mut Vec<Found>,
+) {
+    let mut seen = Seen::new();
+    let layer_default = layer_setting(layer, true);
+    let layer_opaque = layer_setting(layer, false);
+    for file in &layer.files {
+        let mut cx = Ctx { file, out };
+        check_version(&mut cx);
+        let file_agents: HashSet<&str> = file
+            .policy
+            .statements
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StatementKind::Agent(a) => Some(a.name.node.as_str()),
+                _ => None,
+            })
+            .collect();
+        for st in &file.policy.statements {
+            let dup = |kind: &str, name: &str| format!("{kind}\u{0}{name}");
+            match &st.kind {
+                StatementKind::Version(_) => {}
+                StatementKind::Default(v) | StatementKind::Opaque(v) => {
+                    let word =
+                        if matches!(st.kind, StatementKind::Default(_)) { "default" } else { "opaque" };
+                    if let Some((f, l)) = first_seen(&mut seen, dup(word, ""), file, &v.span) {
+                        cx.err(
+                            Code::Duplicate,
+                            &st.span,
+                            format!("duplicate `{word}`"),
+                            &format!("a layer sets `{word}` once; it is already set at {f}:{l}"),
+                        );
+                    }
+                }
+                StatementKind::Paths { name, members } => {
+                    if let Some((f, l)) = first_seen(&mut seen, dup("paths", &name.node), file, &name.span)
+                    {
+                        cx.err(
+                            Code::Duplicate,
+                            &name.span,
+                            format!("duplicate path set `{}`", name.node),
+                            &format!("it is already defined at {f}:{l}; rename one"),
+                        );
+                    } else if let Some((via, at)) = env.cycle(li, &name.node) {
+                        cx.err(
+                            Code::PathSetCycle,
+                            &at,
+                            format!("path set `{}` refers to itself through `{via}`", name.node),
+                            "a set may only name sets that do not lead back to it",
+                        );
+                    }
+                    check_paths(&mut cx, li, env, members);
+                }
+                StatementKind::Tier(t) => {
+                    if let Some((f, l)) = first_seen(&mut seen, dup("tier", &t.name.node), file, &t.name.span)
+                    {
+                        cx.err(
+                            Code::Duplicate,
+                            &t.name.span,
+                            format!("duplicate tier `{}`", t.name.node),
+                            &format!("it is already defined at {f}:{l}; rename one"),
+                        );
+                    }
+                    check_tier(&mut cx, li, env, t);
+                }
+                StatementKind::Rule(r) => check_rule(&mut cx, li, env, &r.rule),
+                StatementKind::Limits(_) | StatementKind::Sandbox(_) => {}
+                StatementKind::Env(names) => check_names(&mut cx, names, "environment variable"),
+                StatementKind::Agent(a) => {
+                    if let Some((f, l)) = first_seen(&mut seen, dup("agent", &a.name.node), file, &a.name.span)
+                    {
+                        cx.err(
+                            Code::Duplicate,
+                            &a.name.span,
+                            format!("duplicate agent `{}`", a.name.node),
+                            &format!("it is already defined at {f}:{l}; rename one"),
+                        );
+                    }
+                    check_agent(&mut cx, li, env, g, a, layer_default, layer_opaque);
+                }
+                StatementKind::Example(e) => {
+                    if let Some(agent) = &e.agent {
+                        if !file_agents.contains(agent.node.as_str()) {
+                            cx.err(
+                                Code::UnknownAgent,
+                                &agent.span,
+                                format!("unknown agent `{}` in example", agent.node),
+                                "examples are checked against their own file: define the agent in it",
+                            );
+                        }
+                    }
+                    match &e.request {
+                        ExampleRequest::Tool { name, .. } if name.node.is_empty() => cx.err(
+                            Code::BadRule,
+                            &name.span,
+                            "empty tool name in example".into(),
+                            "name the tool, such as `read_file`",
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The first `default` (or `opaque`) a layer sets.
+fn layer_setting(layer: &LayerAst, default: bool) -> Option<Verdict> {
+    layer.files.iter().flat_map(|f| &f.policy.statements).find_map(|s| match (&s.kind, default) {
+        (StatementKind::Default(v), true) | (StatementKind::Opaque(v), false) => Some(v.node),
+        _ => None,
+    })
+}
+
+fn check_version(cx: &mut Ctx<'_>) {
+    let versions: Vec<(&Spanned<u32>, &Span)> = cx
+        .file
+        .policy
+        .statements
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StatementKind::Version(v) => Some((v, &s.span)),
+            _ => None,
+        })
+        .collect();
+    match versions.as_slice() {
+        [] => {
+            let span = cx.file.policy.statements.first().map_or(0..0, |s| s.span.start..s.span.start);
+            cx.err(
+                Code::Version,
+                &span,
+                "missing `version 1`".into(),
+                "start the file with `version 1`",
+            );
+        }
+        [(first, _), rest @ ..] => {
+            if first.node != 1 {
+                cx.err(
+                    Code::Version,
+                    &first.span,
+                    format!("unsupported version `{}`", first.node),
+                    "this warden understands `version 1`",
+                );
+            }
+            for (_, at) in rest {
+                cx.err(
+                    Code::Version,
+                    at,
+                    "`version` appears more than once".into(),
+                    "keep one `version 1` at the top of the file",
+                );
+            }
+        }
+    }
+}
+
+fn check_names(cx: &mut Ctx<'_>, names: &[Spanned<String>], what: &str) {
+    for n in names {
+        if n.node.is_empty() {
+            cx.err(Code::BadRule, &n.span, format!("empty {what} name"), "write a name or remove it");
+        }
+    }
+}
+
+fn check_paths(cx: &mut Ctx<'_>, li: usize, env: &SetEnv<'_>, refs: &[PathRef]) {
+    for r in refs {
+        match r {
+            PathRef::Pattern(p) => {
+                if let Err(e) = parse_pattern(&p.node) {
+                    cx.err(Code::BadPath, &p.span, e.message, &e.help);
+                }
+            }
+            PathRef::Set(s) => {
+                if env.lookup(li, &s.node).is_none() {
+                    cx.err(
+                        Code::UnknownPathSet,
+                        &s.span,
+                        format!("unknown path set `{}`", s.node),
+                        "define it with `paths NAME = \"...\"`, or quote it to use it as a path",
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_exec(cx: &mut Ctx<'_>, p: &ExecPattern) {
+    if p.command.is_empty() {
+        cx.err(Code::BadRule, &p.span, "exec pattern without a command".into(), "name a command");
+    }
+    for c in &p.command {
+        if c.node.is_empty() {
+            cx.err(Code::BadRule, &c.span, "empty command word".into(), "name a command, such as `git`");
+        }
+    }
+    for slot in &p.args {
+        if slot.alternatives.is_empty() || slot.alternatives.iter().any(|a| a.is_empty()) {
+            cx.err(Code::BadRule, &slot.span, "empty argument alternative".into(), "write at least one token");
+        }
+    }
+    for c in &p.conditions {
+        if c.flags.is_empty() {
+            cx.err(Code::BadRule, &c.span, "condition without flags".into(), "write at least one flag");
+        }
+        for f in &c.flags {
+            if f.node.is_empty() {
+                cx.err(Code::BadRule, &f.span, "empty flag".into(), "write a flag such as `-i`");
+            }
+        }
+    }
+}
+
+fn check_rule(cx: &mut Ctx<'_>, li: usize, env: &SetEnv<'_>, rule: &Rule) {
+    match rule {
+        Rule::Tools(names) => {
+            check_names(cx, names, "tool");
+            for n in names {
+                if n.node == "exec" {
+                    cx.err(
+                        Code::BadRule,
+                        &n.span,
+                        "`exec` is not a tool name".into(),
+                        "commands are decided by `exec` rules, such as `exec git status`",
+                    );
+                }
+            }
+        }
+        Rule::Exec(patterns) => {
+            for p in patterns {
+                check_exec(cx, p);
+            }
+        }
+        Rule::Pipe { from, into } => {
+            check_exec(cx, from);
+            check_exec(cx, into);
+        }
+        Rule::Fs { paths, except, access } => {
+            if paths.is_empty() {
+                cx.err(Code::BadRule, &access.span, "`fs` rule without paths".into(), "name paths or sets");
+            }
+            check_paths(cx, li, env, paths);
+            check_paths(cx, li, env, except);
+        }
+        Rule::Net(n) => {
+            if let Net::Hosts(hosts) = &n.node {
+                check_names(cx, hosts, "host");
+                if hosts.is_empty() {
+                    cx.err(Code::BadRule, &n.span, "`net hosts` without hosts".into(), "name hosts");
+                }
+            }
+        }
+    }
+}
+
+fn check_tier(cx: &mut Ctx<'_>, li: usize, env: &SetEnv<'_>, t: &Tier) {
+    for item in &t.items {
+        match &item.kind {
+            ItemKind::Rule(r) => check_rule(cx, li, env, r),
+            ItemKind::Standalone(s) => cx.err(
+                Code::Misplaced,
+                &s.verdict.span,
+                format!("a rule with its own verdict `{}` inside tier `{}`", s.verdict.node.as_str(), t.name.node),
+                "rules in a tier take the tier's verdict: drop the verdict, or move the rule out",
+            ),
+            ItemKind::Env(names) => check_names(cx, names, "environment variable"),
+            ItemKind::Limits(_) | ItemKind::Sandbox(_) => {}
+            ItemKind::Tiers(_) | ItemKind::Default(_) | ItemKind::Opaque(_) => {
+                misplaced_in_tier(cx, item, &t.name.node)
+            }
+        }
+    }
+}
+
+fn misplaced_in_tier(cx: &mut Ctx<'_>, item: &Item, tier: &str) {
+    let word = match item.kind {
+        ItemKind::Tiers(_) => "tiers",
+        ItemKind::Default(_) => "default",
+        _ => "opaque",
+    };
+    cx.err(
+        Code::Misplaced,
+        &item.span,
+        format!("`{word}` inside tier `{tier}`"),
+        "`tiers` belongs in an agent; `default` and `opaque` at the top level or in an agent",
+    );
+}
+
+fn check_agent(
+    cx: &mut Ctx<'_>,
+    li: usize,
+    env: &SetEnv<'_>,
+    g: &Globals<'_>,
+    a: &Agent,
+    layer_default: Option<Verdict>,
+    layer_opaque: Option<Verdict>,
+) {
+    if let Some(p) = &a.extends {
+        if !g.extends.contains_key(p.node.as_str()) {
+            cx.err(
+                Code::UnknownAgent,
+                &p.span,
+                format!("agent `{}` extends unknown agent `{}`", a.name.node, p.node),
+                "define the parent agent, or remove `extends`",
+            );
+        } else if agent_cycle(g, &a.name.node) {
+            cx.err(
+                Code::UnknownAgent,
+                &p.span,
+                format!("agent `{}` extends itself through `{}`", a.name.node, p.node),
+                "`extends` chains must not loop",
+            );
+        }
+    }
+    let (mut default_seen, mut opaque_seen) = (false, false);
+    for item in &a.items {
+        match &item.kind {
+            ItemKind::Rule(Rule::Net(_)) => {}
+            ItemKind::Rule(r) => {
+                check_rule(cx, li, env, r);
+                cx.err(
+                    Code::Misplaced,
+                    &item.span,
+                    format!("a rule without a verdict inside agent `{}`", a.name.node),
+                    "an agent only narrows: write `deny ...` or `ask ...`",
+                );
+            }
+            ItemKind::Standalone(s) => {
+                if s.verdict.node == Verdict::Allow {
+                    cx.err(
+                        Code::Misplaced,
+                        &s.verdict.span,
+                        format!("an `allow` rule inside agent `{}`", a.name.node),
+                        "an agent only narrows: use `tiers` to choose what it may do, `deny` or `ask` to restrict",
+                    );
+                }
+                check_rule(cx, li, env, &s.rule);
+            }
+            ItemKind::Tiers(names) => {
+                for n in names {
+                    if !g.tiers.contains(n.node.as_str()) {
+                        cx.err(
+                            Code::UnknownTier,
+                            &n.span,
+                            format!("unknown tier `{}`", n.node),
+                            "name a tier defined with `tier NAME: ...`",
+                        );
+                    }
+                }
+            }
+            ItemKind::Default(v) | ItemKind::Opaque(v) => {
+                let is_default = matches!(item.kind, ItemKind::Default(_));
+                let (word, seen, policy) = if is_default {
+                    ("default", &mut default_seen, layer_default.unwrap_or(Verdict::Deny))
+                } else {
+                    ("opaque", &mut opaque_seen, layer_opaque.unwrap_or(Verdict::Ask))
+                };
+                if *seen {
+                    cx.err(
+                        Code::Duplicate,
+                        &item.span,
+                        format!("duplicate `{word}` in agent `{}`", a.name.node),
+                        "set it once",
+                    );
+                }
+                *seen = true;
+                if v.node < policy {
+                    cx.err(
+                        Code::Misplaced,
+                        &v.span,
+                        format!(
+                            "agent `{}` sets `{word} {}`, less severe than the policy's `{}`",
+                            a.name.node,
+                            v.node.as_str(),
+                            policy.as_str()
+                        ),
+                        "an agent can only narrow: use a verdict at least as severe as the policy's",
+                    );
+                }
+            }
+            ItemKind::Env(names) => check_names(cx, names, "environment variable"),
+            ItemKind::Limits(_) | ItemKind::Sandbox(_) => {}
+        }
+    }
+}
