@@ -9,24 +9,75 @@
 //! statically is reported as [`Opaque`], never guessed.
 //!
 //! Invariants it keeps: [`analyse`] never panics and always returns; an input it cannot parse,
-//! or larger than [`MAX_INPUT`], yields an opaque part, never an empty analysis.
+//! or larger than [`MAX_INPUT`], yields an opaque part, never an empty analysis. Every string
+//! is checked for the shapes known to make `brush-parser` 0.4.0 abort the process (see
+//! [`guard`]) before it is parsed, and parsing runs on a thread with a large stack.
 #![forbid(unsafe_code)]
 
+mod command;
+pub mod guard;
+mod interp;
 mod model;
+mod sed;
+mod walk;
+mod words;
+mod wrappers;
 
 pub use model::*;
+pub use walk::{MAX_COMMANDS, MAX_DEPTH, MAX_PARSES};
 
 /// The largest input analysed, in bytes; larger input is opaque (`too_large`).
 pub const MAX_INPUT: usize = 64 * 1024;
 
+/// Stack size of the analysis thread.
+const STACK: usize = 256 * 1024 * 1024;
+
 /// Analyses one command string.
+///
+/// ```
+/// let a = warden_shell::analyse("sudo -u root rm -rf /tmp/x && echo $(git push)");
+/// let programs: Vec<_> = a.commands.iter().map(|c| c.program.as_str()).collect();
+/// assert_eq!(programs, ["sudo", "git", "rm", "echo"]);
+/// assert!(a.opaque.is_empty());
+/// ```
 pub fn analyse(input: &str) -> Analysis {
+    if input.len() > MAX_INPUT {
+        return whole(input, OpaqueReason::TooLarge);
+    }
+    let owned = input.to_owned();
+    let worker = std::thread::Builder::new()
+        .name("warden-shell".to_owned())
+        .stack_size(STACK)
+        .spawn(move || analyse_here(&owned));
+    match worker.map(std::thread::JoinHandle::join) {
+        Ok(Ok(a)) => a,
+        _ => whole(input, OpaqueReason::Unsupported),
+    }
+}
+
+/// The analysis itself, on the current thread; a panic becomes one opaque part.
+fn analyse_here(input: &str) -> Analysis {
+    let result = std::panic::catch_unwind(|| {
+        let mut ctx = walk::Ctx::new(input);
+        ctx.program_text(input, 0..input.len());
+        if ctx.limit_hit {
+            ctx.out.opaque.push(Opaque {
+                reason: OpaqueReason::TooLarge,
+                text: "too many commands or nested strings".to_owned(),
+                span: 0..input.len(),
+            });
+        }
+        ctx.out
+    });
+    match result {
+        Ok(a) => a,
+        Err(_) => whole(input, OpaqueReason::Unsupported),
+    }
+}
+
+fn whole(input: &str, reason: OpaqueReason) -> Analysis {
     Analysis {
         commands: vec![],
-        opaque: vec![Opaque {
-            reason: OpaqueReason::Unsupported,
-            text: input.chars().take(80).collect(),
-            span: 0..input.len(),
-        }],
+        opaque: vec![Opaque { reason, text: walk::shorten(input), span: 0..input.len() }],
     }
 }

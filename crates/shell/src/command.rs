@@ -1,0 +1,284 @@
+//! One simple command: functions, wrappers, nested shells, interpreters, `find -exec`.
+
+use crate::interp;
+use crate::model::{OpaqueReason, SimpleCommand, Word};
+use crate::walk::{Ctx, RawCommand, Stdin};
+use crate::wrappers;
+
+/// Shells whose `-c STRING` and standard input are followed.
+const SHELLS: &[&str] =
+    &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash", "posh", "lksh"];
+
+/// The base name of a command word (`/usr/bin/rm` -> `rm`).
+pub(crate) fn basename(s: &str) -> String {
+    s.rsplit('/').next().unwrap_or(s).to_owned()
+}
+
+/// Resolves one raw simple command and records everything it runs.
+pub(crate) fn run(ctx: &mut Ctx<'_>, raw: RawCommand) {
+    let via = ctx.via.clone();
+    resolve(ctx, raw, via);
+}
+
+/// Records `raw` as a simple command.
+pub(crate) fn emit(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
+    if ctx.over_budget() {
+        return;
+    }
+    let program = match raw.argv.first() {
+        Some(w) if w.known => basename(&w.text),
+        _ => String::new(),
+    };
+    ctx.out.commands.push(SimpleCommand {
+        argv: raw.argv.clone(),
+        program,
+        assignments: raw.assignments.clone(),
+        redirects: raw.redirects.clone(),
+        via: via.to_vec(),
+        pipeline: ctx.pipe_pos,
+        span: raw.span.clone(),
+    });
+}
+
+fn resolve(ctx: &mut Ctx<'_>, mut raw: RawCommand, mut via: Vec<String>) {
+    for _ in 0..64 {
+        let Some(first) = raw.argv.first().cloned() else {
+            if via.is_empty() && !raw.redirects.is_empty() {
+                let span = raw.span.clone();
+                ctx.opaque(OpaqueReason::Unsupported, "redirect without a command", span);
+            }
+            return;
+        };
+        if !first.known {
+            ctx.opaque(OpaqueReason::DynamicCommand, &first.text, raw.span.clone());
+            return;
+        }
+        let program = basename(&first.text);
+        if !first.text.contains('/') && ctx.functions.contains_key(&first.text) {
+            call_function(ctx, &first.text, &raw, &via);
+            return;
+        }
+        match peel(ctx, &program, &mut raw, &mut via) {
+            Peeled::Again => continue,
+            Peeled::Done => return,
+            Peeled::NotWrapper => {}
+        }
+        interp::run(ctx, &program, raw, &via);
+        return;
+    }
+    ctx.opaque(OpaqueReason::TooDeep, "wrappers nested too deep", raw.span.clone());
+}
+
+fn call_function(ctx: &mut Ctx<'_>, name: &str, raw: &RawCommand, via: &[String]) {
+    let Some(body) = ctx.functions.get(name).cloned() else {
+        return;
+    };
+    if ctx.calling.contains(name) || ctx.depth + 1 > crate::walk::MAX_DEPTH {
+        ctx.opaque(OpaqueReason::FunctionCall, name, raw.span.clone());
+        return;
+    }
+    ctx.calling.insert(name.to_owned());
+    let saved_via = std::mem::replace(&mut ctx.via, via.to_vec());
+    ctx.via.push(format!("function {name}"));
+    let saved_span = ctx.span_override.clone();
+    if saved_span.is_none() {
+        ctx.span_override = Some(raw.span.clone());
+    }
+    ctx.depth += 1;
+    let n = ctx.inherited_redirects.len();
+    ctx.inherited_redirects.extend(raw.redirects.iter().cloned());
+    ctx.function_body(&body);
+    ctx.inherited_redirects.truncate(n);
+    ctx.depth -= 1;
+    ctx.span_override = saved_span;
+    ctx.via = saved_via;
+    ctx.calling.remove(name);
+}
+
+enum Peeled {
+    Again,
+    Done,
+    NotWrapper,
+}
+
+fn rest(raw: &RawCommand, start: usize) -> Vec<Word> {
+    raw.argv.get(start..).map(<[Word]>::to_vec).unwrap_or_default()
+}
+
+fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<String>) -> Peeled {
+    if program == "busybox" {
+        if raw.argv.len() < 2 {
+            emit(ctx, raw, via);
+            return Peeled::Done;
+        }
+        raw.argv = rest(raw, 1);
+        via.push("busybox".to_owned());
+        return Peeled::Again;
+    }
+    if program == "find" {
+        find(ctx, raw, via);
+        return Peeled::Done;
+    }
+    let Some(spec) = wrappers::spec_of(program) else {
+        return Peeled::NotWrapper;
+    };
+    if spec.privileged {
+        emit(ctx, raw, via);
+    }
+    let parsed = match wrappers::parse(&spec, &raw.argv) {
+        Ok(p) => p,
+        Err(opt) => {
+            if !spec.privileged {
+                emit(ctx, raw, via);
+            }
+            let text = format!("{program} {opt}");
+            ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
+            return Peeled::Done;
+        }
+    };
+    let mut inner = rest(raw, parsed.start);
+    let label = program.to_owned();
+    match program {
+        "command" if wrappers::has(&parsed, &["v", "V"]) => {
+            emit(ctx, raw, via);
+            return Peeled::Done;
+        }
+        "env" => {
+            if let Some(s) = wrappers::value(&parsed, &["S", "split-string"]) {
+                let mut text = s.text.clone();
+                for w in &inner {
+                    text.push(' ');
+                    text.push_str(&quote(&w.text));
+                }
+                string_or_dynamic(ctx, s.known && inner.iter().all(|w| w.known), &text, "env -S", raw, via);
+                return Peeled::Done;
+            }
+        }
+        "su" | "runuser" => {
+            if let Some(s) = wrappers::value(&parsed, &["c", "command", "C", "session-command"]) {
+                let label = format!("{program} -c");
+                string_or_dynamic(ctx, s.known, &s.text.clone(), &label, raw, via);
+                return Peeled::Done;
+            }
+            if program == "runuser" && wrappers::has(&parsed, &["u", "user"]) && !inner.is_empty() {
+                // `runuser -u USER cmd args`: command mode.
+            } else {
+                ctx.opaque(OpaqueReason::ShellFromStdin, program, raw.span.clone());
+                return Peeled::Done;
+            }
+        }
+        "sudo" | "doas" if inner.is_empty() && wrappers::has(&parsed, &["s", "i", "shell", "login"]) => {
+            ctx.opaque(OpaqueReason::ShellFromStdin, program, raw.span.clone());
+            return Peeled::Done;
+        }
+        "flock" => {
+            if let Some(s) = wrappers::value(&parsed, &["c", "command"]) {
+                string_or_dynamic(ctx, s.known, &s.text.clone(), "flock -c", raw, via);
+                return Peeled::Done;
+            }
+        }
+        "xargs" => {
+            if inner.is_empty() {
+                inner.push(Word { text: "echo".to_owned(), known: true });
+            }
+            if let Some(r) = wrappers::value(&parsed, &["I", "i", "replace"]) {
+                let r = r.text.clone();
+                for w in &mut inner {
+                    if !r.is_empty() && w.text.contains(&r) {
+                        w.known = false;
+                    }
+                }
+            } else {
+                inner.push(Word { text: "<xargs input>".to_owned(), known: false });
+            }
+            raw.stdin = Stdin::Inherited;
+        }
+        "ionice" if wrappers::has(&parsed, &["p", "P", "u", "pid", "pgid", "uid"]) => {
+            emit(ctx, raw, via);
+            return Peeled::Done;
+        }
+        "taskset" if wrappers::has(&parsed, &["p", "pid"]) => {
+            emit(ctx, raw, via);
+            return Peeled::Done;
+        }
+        "strace" | "ltrace" if wrappers::has(&parsed, &["p"]) => {
+            emit(ctx, raw, via);
+            return Peeled::Done;
+        }
+        "doas" if wrappers::has(&parsed, &["C"]) => return Peeled::Done,
+        _ => {}
+    }
+    if inner.is_empty() {
+        if !spec.privileged {
+            emit(ctx, raw, via);
+        }
+        return Peeled::Done;
+    }
+    raw.argv = inner;
+    raw.assignments.extend(parsed.assignments);
+    via.push(label);
+    Peeled::Again
+}
+
+/// Analyses a shell string given to a wrapper, or reports it as `dynamic_eval`.
+pub(crate) fn string_or_dynamic(
+    ctx: &mut Ctx<'_>,
+    known: bool,
+    text: &str,
+    label: &str,
+    raw: &RawCommand,
+    via: &[String],
+) {
+    if !known {
+        ctx.opaque(OpaqueReason::DynamicEval, text, raw.span.clone());
+        return;
+    }
+    let saved = std::mem::replace(&mut ctx.via, via.to_vec());
+    ctx.nested(text, Some(label), raw.span.clone());
+    ctx.via = saved;
+}
+
+/// Single-quotes a word for re-parsing.
+pub(crate) fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// `find ... -exec CMD ... ;`: the find itself, then each command it runs.
+fn find(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
+    emit(ctx, raw, via);
+    let mut i = 1;
+    while let Some(w) = raw.argv.get(i) {
+        i += 1;
+        let is_exec = w.known && matches!(w.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir");
+        if !is_exec {
+            continue;
+        }
+        let mut argv = vec![];
+        while let Some(a) = raw.argv.get(i) {
+            i += 1;
+            if a.known && (a.text == ";" || a.text == "+") {
+                break;
+            }
+            if a.text.contains("{}") {
+                argv.push(Word { text: a.text.clone(), known: false });
+            } else {
+                argv.push(a.clone());
+            }
+        }
+        let mut inner = raw.clone();
+        inner.argv = argv;
+        inner.assignments = vec![];
+        inner.stdin = Stdin::Inherited;
+        let mut v = via.to_vec();
+        v.push(format!("find {}", w.text));
+        if inner.argv.is_empty() {
+            continue;
+        }
+        resolve(ctx, inner, v);
+    }
+}
+
+/// The shells followed by [`crate::interp`].
+pub(crate) fn is_shell(program: &str) -> bool {
+    SHELLS.contains(&program)
+}

@@ -1,0 +1,264 @@
+//! Programs that run other programs from a string: shells (`sh -c`, `bash <<EOF`), `eval`,
+//! `source`, and interpreters with inline code (`python3 -c`, `node -e`, `awk`, `sed e`).
+
+use crate::command::{emit, is_shell, string_or_dynamic};
+use crate::model::{OpaqueReason, Word};
+use crate::walk::{Ctx, RawCommand, Stdin};
+
+/// Records `raw` (after wrappers), following nested programs.
+pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[String]) {
+    if is_shell(program) {
+        return shell(ctx, program, &raw, via);
+    }
+    match program {
+        "eval" => {
+            let args = raw.argv.get(1..).unwrap_or_default();
+            if args.is_empty() {
+                return;
+            }
+            let known = args.iter().all(|w| w.known);
+            let text = args.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            string_or_dynamic(ctx, known, &text, "eval", &raw, via);
+        }
+        "source" | "." => {
+            emit(ctx, &raw, via);
+            let text = raw.argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
+        }
+        "trap" | "alias" | "enable" if raw.argv.len() > 1 => {
+            emit(ctx, &raw, via);
+            let text = raw.argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
+        }
+        "watch" => watch(ctx, &raw, via),
+        _ => {
+            emit(ctx, &raw, via);
+            interpreter(ctx, program, &raw);
+        }
+    }
+}
+
+/// `sh -c STRING`, `bash <<EOF`, `curl | sh`, `sh script.sh`.
+fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
+    let mut command_mode = false;
+    let mut i = 1;
+    let mut operand: Option<&Word> = None;
+    let mut read_stdin = false;
+    while let Some(w) = raw.argv.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if !w.known && t.starts_with(['-', '+']) {
+            emit(ctx, raw, via);
+            ctx.opaque(OpaqueReason::DynamicEval, t, raw.span.clone());
+            return;
+        }
+        if t == "--" || t == "-" {
+            operand = raw.argv.get(i);
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            if matches!(long, "rcfile" | "init-file") {
+                i += 1;
+            }
+            if long == "command" {
+                command_mode = true;
+            }
+            continue;
+        }
+        if let Some(cluster) = t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
+            if cluster.contains('c') {
+                command_mode = true;
+            }
+            if cluster.contains('s') {
+                read_stdin = true;
+            }
+            if cluster.contains('o') || cluster.contains('O') {
+                i += 1;
+            }
+            continue;
+        }
+        operand = Some(w);
+        break;
+    }
+    if command_mode {
+        match operand {
+            Some(s) => {
+                let label = format!("{program} -c");
+                string_or_dynamic(ctx, s.known, &s.text.clone(), &label, raw, via);
+            }
+            None => emit(ctx, raw, via),
+        }
+        return;
+    }
+    if operand.is_some() && !read_stdin {
+        emit(ctx, raw, via);
+        return;
+    }
+    match &raw.stdin {
+        Stdin::Text { text, known: true } => {
+            let label = format!("{program} <<");
+            string_or_dynamic(ctx, true, &text.clone(), &label, raw, via);
+        }
+        _ => {
+            emit(ctx, raw, via);
+            let text = raw.argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            ctx.opaque(OpaqueReason::ShellFromStdin, &text, raw.span.clone());
+        }
+    }
+}
+
+/// `watch CMD...`: the words are joined into a shell string (unless `-x`).
+fn watch(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
+    emit(ctx, raw, via);
+    let mut i = 1;
+    let mut exec = false;
+    while let Some(w) = raw.argv.get(i) {
+        let t = w.text.as_str();
+        if !t.starts_with('-') || !w.known {
+            break;
+        }
+        i += 1;
+        if t == "--" {
+            break;
+        }
+        if matches!(t, "-x" | "--exec") {
+            exec = true;
+        }
+        if matches!(t, "-n" | "--interval" | "-q" | "--equexit") {
+            i += 1;
+        }
+    }
+    let words = raw.argv.get(i..).unwrap_or_default();
+    if words.is_empty() {
+        return;
+    }
+    let text = if exec {
+        words.iter().map(|w| crate::command::quote(&w.text)).collect::<Vec<_>>().join(" ")
+    } else {
+        words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ")
+    };
+    let known = words.iter().all(|w| w.known);
+    string_or_dynamic(ctx, known, &text, "watch", raw, &[]);
+}
+
+/// Which flags of an interpreter take inline code.
+fn inline_flags(program: &str) -> Option<&'static [&'static str]> {
+    let p = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match p {
+        "python" | "pypy" => &["-c"],
+        "node" | "nodejs" | "bun" => &["-e", "--eval", "-p", "--print"],
+        "perl" => &["-e", "-E"],
+        "ruby" | "lua" | "luajit" | "osascript" | "Rscript" | "jshell" => &["-e"],
+        "php" => &["-r"],
+        "deno" => &["eval"],
+        "tclsh" | "wish" | "julia" => &["-e"],
+        _ => return None,
+    })
+}
+
+/// Opaque parts for interpreters with inline code or code on standard input.
+fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
+    let span = raw.span.clone();
+    let full = raw.argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+    if matches!(program, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
+        if awk_is_dangerous(&raw.argv) {
+            ctx.opaque(OpaqueReason::InlineCode, &full, span);
+        }
+        return;
+    }
+    if matches!(program, "sed" | "gsed") {
+        if sed_is_dangerous(&raw.argv) {
+            ctx.opaque(OpaqueReason::InlineCode, &full, span);
+        }
+        return;
+    }
+    let Some(flags) = inline_flags(program) else {
+        return;
+    };
+    let args = raw.argv.get(1..).unwrap_or_default();
+    let mut script = false;
+    for w in args {
+        let t = w.text.as_str();
+        let cluster_e = flags.iter().any(|f| {
+            f.len() == 2
+                && t.starts_with('-')
+                && !t.starts_with("--")
+                && f.get(1..).is_some_and(|c| t.get(1..).is_some_and(|body| body.contains(c)))
+        });
+        if !w.known || flags.contains(&t) || cluster_e {
+            ctx.opaque(OpaqueReason::InlineCode, &full, span);
+            return;
+        }
+        if t == "-" {
+            break;
+        }
+        if t == "-m" || !t.starts_with('-') {
+            script = true;
+            break;
+        }
+    }
+    if !script && (raw.stdin != Stdin::Inherited || args.is_empty()) {
+        ctx.opaque(OpaqueReason::ShellFromStdin, &full, span);
+    }
+}
+
+/// An awk program that can run commands or write files (`system(`, `| getline`, `print >`).
+fn awk_is_dangerous(argv: &[Word]) -> bool {
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if !w.known {
+            return true;
+        }
+        if t == "-f" || t.starts_with("--file") {
+            return false;
+        }
+        if matches!(t, "-F" | "-v" | "--assign" | "--field-separator") {
+            i += 2;
+            continue;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            i += 1;
+            continue;
+        }
+        return ["system", "getline", "|", ">", "@"].iter().any(|k| t.contains(k));
+    }
+    false
+}
+
+/// A sed script with the `e` command, the `e`/`w` flags of `s`, or the `w`/`W` commands.
+fn sed_is_dangerous(argv: &[Word]) -> bool {
+    let mut scripts = vec![];
+    let mut i = 1;
+    let mut explicit = false;
+    while let Some(w) = argv.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if !w.known {
+            return true;
+        }
+        if t == "-e" || t == "--expression" {
+            explicit = true;
+            if let Some(s) = argv.get(i) {
+                if !s.known {
+                    return true;
+                }
+                scripts.push(s.text.clone());
+            }
+            i += 1;
+        } else if let Some(s) = t.strip_prefix("--expression=") {
+            explicit = true;
+            scripts.push(s.to_owned());
+        } else if t == "-f" || t == "--file" || t.starts_with("--file=") {
+            explicit = true;
+            i += usize::from(t == "-f" || t == "--file");
+        } else if t.starts_with('-') && t.len() > 1 {
+            if t.starts_with("-e") || (t.len() > 2 && !t.starts_with("--") && t.contains('e')) {
+                return true;
+            }
+        } else if !explicit && scripts.is_empty() {
+            scripts.push(t.to_owned());
+        }
+    }
+    scripts.iter().any(|s| crate::sed::dangerous(s))
+}

@@ -1,0 +1,511 @@
+//! The walk over brush's AST: finds every simple command and hands it to [`crate::command`].
+
+use crate::guard;
+use crate::model::{Access, Analysis, Opaque, OpaqueReason, PipelinePos, Redirect, Word};
+use crate::words::{self, Resolved};
+use brush_parser::ast;
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+/// How deep nested strings (`sh -c`, `eval`, `$( )`, functions) are followed.
+pub const MAX_DEPTH: usize = 16;
+/// The most simple commands reported for one input.
+pub const MAX_COMMANDS: usize = 4096;
+/// The most parser invocations for one input (each `$( )`, `sh -c`, ... is one).
+pub const MAX_PARSES: usize = 512;
+
+/// Where a command's standard input comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    /// Inherited (the agent's standard input) or a file.
+    Inherited,
+    /// The previous stage of a pipeline.
+    Pipe,
+    /// A here-document or here-string; `known` false when it depends on run time.
+    Text { text: String, known: bool },
+}
+
+/// A simple command before wrappers and nested shells are looked at.
+#[derive(Debug, Clone)]
+pub(crate) struct RawCommand {
+    pub argv: Vec<Word>,
+    pub assignments: Vec<(String, Word)>,
+    pub redirects: Vec<Redirect>,
+    pub stdin: Stdin,
+    pub span: Range<usize>,
+}
+
+/// The walk's state for one call of `analyse`.
+pub(crate) struct Ctx<'a> {
+    pub input: &'a str,
+    pub out: Analysis,
+    pub depth: usize,
+    pub via: Vec<String>,
+    /// Span used for everything found inside a nested string.
+    pub span_override: Option<Range<usize>>,
+    pub pipe_pos: Option<PipelinePos>,
+    pub stdin_pipe: bool,
+    pub next_pipeline: usize,
+    pub parses: usize,
+    pub inherited_redirects: Vec<Redirect>,
+    pub functions: HashMap<String, ast::FunctionBody>,
+    pub calling: HashSet<String>,
+    pub limit_hit: bool,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(input: &'a str) -> Self {
+        Ctx {
+            input,
+            out: Analysis::default(),
+            depth: 0,
+            via: vec![],
+            span_override: None,
+            pipe_pos: None,
+            stdin_pipe: false,
+            next_pipeline: 0,
+            parses: 0,
+            inherited_redirects: vec![],
+            functions: HashMap::new(),
+            calling: HashSet::new(),
+            limit_hit: false,
+        }
+    }
+
+    /// The span to report for something at `span` in the current string.
+    pub fn span(&self, span: Option<Range<usize>>) -> Range<usize> {
+        if let Some(o) = &self.span_override {
+            return o.clone();
+        }
+        match span {
+            Some(s) if self.input.is_ascii() => s.start.min(s.end)..s.end.min(self.input.len()),
+            Some(s) => self.byte_index(s.start)..self.byte_index(s.end),
+            None => 0..self.input.len(),
+        }
+    }
+
+    /// brush counts characters; spans are bytes.
+    fn byte_index(&self, chars: usize) -> usize {
+        self.input.char_indices().nth(chars).map_or(self.input.len(), |(b, _)| b)
+    }
+
+    /// Records an opaque part.
+    pub fn opaque(&mut self, reason: OpaqueReason, text: &str, span: Range<usize>) {
+        if self.out.opaque.len() >= MAX_COMMANDS {
+            self.limit_hit = true;
+            return;
+        }
+        self.out.opaque.push(Opaque { reason, text: shorten(text), span });
+    }
+
+    /// True once the command budget is spent (then one `too_large` part is recorded).
+    pub fn over_budget(&mut self) -> bool {
+        if self.out.commands.len() >= MAX_COMMANDS || self.parses > MAX_PARSES {
+            self.limit_hit = true;
+        }
+        self.limit_hit
+    }
+
+    /// Parses `text` and walks it as a nested program: one level deeper, everything reported
+    /// at `span`, with `label` added to `via` when given.
+    pub fn nested(&mut self, text: &str, label: Option<&str>, span: Range<usize>) {
+        if self.depth + 1 > MAX_DEPTH {
+            self.opaque(OpaqueReason::TooDeep, text, span);
+            return;
+        }
+        let saved = (
+            self.span_override.clone(),
+            self.pipe_pos,
+            self.stdin_pipe,
+            std::mem::take(&mut self.inherited_redirects),
+        );
+        self.depth += 1;
+        if self.span_override.is_none() {
+            self.span_override = Some(span.clone());
+        }
+        self.pipe_pos = None;
+        self.stdin_pipe = false;
+        if let Some(l) = label {
+            self.via.push(l.to_owned());
+        }
+        self.program_text(text, span);
+        if label.is_some() {
+            self.via.pop();
+        }
+        self.depth -= 1;
+        (self.span_override, self.pipe_pos, self.stdin_pipe, self.inherited_redirects) = saved;
+    }
+
+    /// Guards, parses and walks one program text.
+    pub fn program_text(&mut self, text: &str, span: Range<usize>) {
+        self.parses += 1;
+        if self.over_budget() {
+            return;
+        }
+        if let Err(r) = guard::check(text) {
+            let reason = match r {
+                guard::Refusal::Nesting => OpaqueReason::TooDeep,
+                _ => OpaqueReason::ParseError,
+            };
+            self.opaque(reason, text, span);
+            return;
+        }
+        let opts = words::options();
+        let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &opts);
+        match parser.parse_program() {
+            Ok(program) => {
+                for cc in &program.complete_commands {
+                    self.compound_list(cc);
+                }
+            }
+            Err(_) => self.opaque(OpaqueReason::ParseError, text, span),
+        }
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList) {
+        for item in &list.0 {
+            let ast::CompoundListItem(and_or, _) = item;
+            self.pipeline(&and_or.first);
+            for next in &and_or.additional {
+                match next {
+                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline) {
+        if p.seq.len() < 2 {
+            for c in &p.seq {
+                self.command(c);
+            }
+            return;
+        }
+        let id = self.next_pipeline;
+        self.next_pipeline += 1;
+        let saved = (self.pipe_pos, self.stdin_pipe);
+        for (stage, c) in p.seq.iter().enumerate() {
+            self.pipe_pos = Some(PipelinePos { id, stage });
+            self.stdin_pipe = stage > 0 || saved.1;
+            self.command(c);
+        }
+        (self.pipe_pos, self.stdin_pipe) = saved;
+    }
+
+    fn command(&mut self, c: &ast::Command) {
+        if self.over_budget() {
+            return;
+        }
+        match c {
+            ast::Command::Simple(s) => self.simple(s),
+            ast::Command::Compound(cc, redirects) => {
+                let n = self.inherited_redirects.len();
+                if let Some(list) = redirects {
+                    for r in &list.0 {
+                        let mut raw = empty_raw();
+                        self.redirect(r, &mut raw, None);
+                        self.inherited_redirects.extend(raw.redirects);
+                    }
+                }
+                self.compound(cc);
+                self.inherited_redirects.truncate(n);
+            }
+            ast::Command::Function(f) => {
+                let name = words::resolve(&f.fname.value).word.text;
+                self.functions.insert(name, f.body.clone());
+            }
+            ast::Command::ExtendedTest(t, _) => self.extended_test(&t.expr),
+        }
+    }
+
+    /// Walks a function body at a call site.
+    pub fn function_body(&mut self, body: &ast::FunctionBody) {
+        let n = self.inherited_redirects.len();
+        if let Some(list) = &body.1 {
+            for r in &list.0 {
+                let mut raw = empty_raw();
+                self.redirect(r, &mut raw, None);
+                self.inherited_redirects.extend(raw.redirects);
+            }
+        }
+        self.compound(&body.0);
+        self.inherited_redirects.truncate(n);
+    }
+
+    fn extended_test(&mut self, e: &ast::ExtendedTestExpr) {
+        match e {
+            ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+                self.extended_test(a);
+                self.extended_test(b);
+            }
+            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                self.extended_test(a);
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, w) => {
+                self.word(w);
+            }
+            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+                self.word(a);
+                self.word(b);
+            }
+        }
+    }
+
+    fn compound(&mut self, cc: &ast::CompoundCommand) {
+        match cc {
+            ast::CompoundCommand::Arithmetic(a) => self.text_subs(&a.expr.value, loc(Some(&a.loc))),
+            ast::CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                    self.text_subs(&e.value, loc(Some(&f.loc)));
+                }
+                self.compound_list(&f.body.list);
+            }
+            ast::CompoundCommand::BraceGroup(b) => self.compound_list(&b.list),
+            ast::CompoundCommand::Subshell(s) => self.compound_list(&s.list),
+            ast::CompoundCommand::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.word(w);
+                }
+                self.compound_list(&f.body.list);
+            }
+            ast::CompoundCommand::CaseClause(c) => {
+                self.word(&c.value);
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word(p);
+                    }
+                    if let Some(list) = &item.cmd {
+                        self.compound_list(list);
+                    }
+                }
+            }
+            ast::CompoundCommand::IfClause(i) => {
+                self.compound_list(&i.condition);
+                self.compound_list(&i.then);
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        self.compound_list(c);
+                    }
+                    self.compound_list(&e.body);
+                }
+            }
+            ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+                self.compound_list(&w.0);
+                self.compound_list(&w.1.list);
+            }
+            ast::CompoundCommand::Coprocess(c) => {
+                let span = self.span(loc(Some(&c.loc)));
+                self.opaque(OpaqueReason::Unsupported, "coproc", span);
+                self.command(&c.body);
+            }
+        }
+    }
+
+    /// Resolves a word and analyses the substitutions inside it.
+    pub fn word(&mut self, w: &ast::Word) -> Word {
+        let span = self.span(loc(w.loc.as_ref()));
+        let r = words::resolve(&w.value);
+        self.resolved(&r, &w.value, span);
+        r.word
+    }
+
+    fn resolved(&mut self, r: &Resolved, raw: &str, span: Range<usize>) {
+        if r.failed {
+            self.opaque(OpaqueReason::ParseError, raw, span.clone());
+        }
+        for sub in &r.subs {
+            self.nested(sub, None, span.clone());
+        }
+    }
+
+    /// Analyses the substitutions in an arithmetic or other free text.
+    fn text_subs(&mut self, text: &str, span: Option<Range<usize>>) {
+        let span = self.span(span);
+        let r = words::resolve(text);
+        for sub in &r.subs {
+            self.nested(sub, None, span.clone());
+        }
+    }
+
+    fn simple(&mut self, s: &ast::SimpleCommand) {
+        let mut raw = empty_raw();
+        raw.stdin = if self.stdin_pipe { Stdin::Pipe } else { Stdin::Inherited };
+        raw.redirects.extend(self.inherited_redirects.iter().cloned());
+        let mut lo = usize::MAX;
+        let mut hi = 0usize;
+        let mut grow = |span: &Option<Range<usize>>| {
+            if let Some(s) = span {
+                lo = lo.min(s.start);
+                hi = hi.max(s.end);
+            }
+        };
+        let items = s.prefix.iter().flat_map(|p| p.0.iter());
+        let word0 = s.word_or_name.iter();
+        let suffix = s.suffix.iter().flat_map(|p| p.0.iter());
+        for item in items {
+            grow(&self.item(item, &mut raw, false));
+        }
+        for w in word0 {
+            grow(&loc(w.loc.as_ref()));
+            let word = self.word(w);
+            raw.argv.push(word);
+        }
+        for item in suffix {
+            grow(&self.item(item, &mut raw, true));
+        }
+        let span = if lo <= hi { Some(lo..hi) } else { None };
+        raw.span = self.span(span);
+        crate::command::run(self, raw);
+    }
+
+    fn item(
+        &mut self,
+        item: &ast::CommandPrefixOrSuffixItem,
+        raw: &mut RawCommand,
+        suffix: bool,
+    ) -> Option<Range<usize>> {
+        match item {
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                self.redirect(r, raw, None);
+                None
+            }
+            ast::CommandPrefixOrSuffixItem::Word(w) => {
+                let word = self.word(w);
+                raw.argv.push(word);
+                loc(w.loc.as_ref())
+            }
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                let span = loc(w.loc.as_ref());
+                if suffix {
+                    let word = self.word(w);
+                    raw.argv.push(word);
+                } else {
+                    let value = match &a.value {
+                        ast::AssignmentValue::Scalar(v) => self.word(v),
+                        ast::AssignmentValue::Array(items) => {
+                            for (k, v) in items {
+                                if let Some(k) = k {
+                                    self.word(k);
+                                }
+                                self.word(v);
+                            }
+                            Word { text: w.value.clone(), known: false }
+                        }
+                    };
+                    let name = match &a.name {
+                        ast::AssignmentName::VariableName(n) => n.clone(),
+                        ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                    };
+                    raw.assignments.push((name, value));
+                }
+                span
+            }
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                let span = loc(Some(&sub.loc));
+                self.process_sub(sub);
+                raw.argv.push(Word { text: self.source(span.clone()), known: false });
+                span
+            }
+        }
+    }
+
+    fn source(&self, span: Option<Range<usize>>) -> String {
+        span.and_then(|s| self.input.get(s)).unwrap_or("<( )").to_owned()
+    }
+
+    fn process_sub(&mut self, sub: &ast::SubshellCommand) {
+        let saved = (self.pipe_pos, self.stdin_pipe);
+        self.pipe_pos = None;
+        self.stdin_pipe = false;
+        self.compound_list(&sub.list);
+        (self.pipe_pos, self.stdin_pipe) = saved;
+    }
+
+    fn redirect(&mut self, r: &ast::IoRedirect, raw: &mut RawCommand, _fd: Option<u32>) {
+        match r {
+            ast::IoRedirect::File(_, kind, target) => match target {
+                ast::IoFileRedirectTarget::Filename(w) => {
+                    let word = self.word(w);
+                    let access = match kind {
+                        ast::IoFileRedirectKind::Read => Some(Access::Read),
+                        ast::IoFileRedirectKind::Append => Some(Access::Append),
+                        ast::IoFileRedirectKind::DuplicateInput
+                        | ast::IoFileRedirectKind::DuplicateOutput => dup_access(&word),
+                        _ => Some(Access::Write),
+                    };
+                    if let Some(access) = access {
+                        push_redirect(raw, access, word);
+                    }
+                }
+                ast::IoFileRedirectTarget::Duplicate(w) => {
+                    let word = self.word(w);
+                    if let Some(access) = dup_access(&word) {
+                        push_redirect(raw, access, word);
+                    }
+                }
+                ast::IoFileRedirectTarget::Fd(_) => {}
+                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => self.process_sub(sub),
+            },
+            ast::IoRedirect::HereDocument(_, doc) => {
+                let span = self.span(loc(doc.doc.loc.as_ref()));
+                if doc.requires_expansion {
+                    let r = words::heredoc(&doc.doc.value);
+                    self.resolved(&r, &doc.doc.value, span);
+                    raw.stdin = Stdin::Text { text: doc.doc.value.clone(), known: r.word.known };
+                } else {
+                    raw.stdin = Stdin::Text { text: doc.doc.value.clone(), known: true };
+                }
+            }
+            ast::IoRedirect::HereString(_, w) => {
+                let word = self.word(w);
+                raw.stdin = Stdin::Text { text: word.text, known: word.known };
+            }
+            ast::IoRedirect::OutputAndError(w, append) => {
+                let word = self.word(w);
+                let access = if *append { Access::Append } else { Access::Write };
+                push_redirect(raw, access, word);
+            }
+        }
+    }
+}
+
+/// A descriptor duplication (`>&2`, `<&-`) is no file access; `>& file` is a write.
+fn dup_access(w: &Word) -> Option<Access> {
+    let t = w.text.as_str();
+    if w.known && (t == "-" || t.trim_end_matches('-').bytes().all(|b| b.is_ascii_digit())) {
+        None
+    } else {
+        Some(Access::Write)
+    }
+}
+
+fn push_redirect(raw: &mut RawCommand, access: Access, target: Word) {
+    let quiet = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"];
+    if target.known && quiet.contains(&target.text.as_str()) {
+        return;
+    }
+    raw.redirects.push(Redirect { access, target });
+}
+
+pub(crate) fn empty_raw() -> RawCommand {
+    RawCommand {
+        argv: vec![],
+        assignments: vec![],
+        redirects: vec![],
+        stdin: Stdin::Inherited,
+        span: 0..0,
+    }
+}
+
+fn loc(l: Option<&brush_parser::SourceSpan>) -> Option<Range<usize>> {
+    l.map(|s| s.start.index..s.end.index)
+}
+
+/// At most 200 characters of `text`.
+pub(crate) fn shorten(text: &str) -> String {
+    let mut s: String = text.chars().take(200).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    s
+}

@@ -1,0 +1,282 @@
+//! Wrapper commands (`sudo`, `env`, `timeout`, `xargs`, ...): their option syntax, so the
+//! wrapped command can be found. An option a wrapper does not know is reported, never guessed.
+
+use crate::model::Word;
+
+/// The option syntax of one wrapper.
+pub(crate) struct Spec {
+    /// Short options that take a value (`-u root`, `-uroot`).
+    pub short_val: &'static str,
+    /// Short options without a value (may be clustered: `-Ei`).
+    pub short_flag: &'static str,
+    /// Long options that take a value (`--user root`, `--user=root`).
+    pub long_val: &'static [&'static str],
+    /// Long options without a value.
+    pub long_flag: &'static [&'static str],
+    /// `NAME=value` words after the options are assignments (`env`, `sudo`).
+    pub assignments: bool,
+    /// Operands before the command (`timeout DURATION`, `chroot DIR`, `flock FILE`).
+    pub operands: usize,
+    /// `-N` numbers are options (`nice -5`).
+    pub numeric: bool,
+    /// A privilege wrapper: reported as a command of its own too.
+    pub privileged: bool,
+}
+
+const fn spec(short_val: &'static str, short_flag: &'static str) -> Spec {
+    Spec {
+        short_val,
+        short_flag,
+        long_val: &[],
+        long_flag: &[],
+        assignments: false,
+        operands: 0,
+        numeric: false,
+        privileged: false,
+    }
+}
+
+/// The spec of a wrapper, by program name.
+pub(crate) fn spec_of(program: &str) -> Option<Spec> {
+    let s = match program {
+        "sudo" => Spec {
+            long_val: &[
+                "user", "group", "host", "prompt", "close-from", "chdir", "role", "type",
+                "other-user", "command-timeout", "chroot",
+            ],
+            long_flag: &[
+                "askpass", "background", "bell", "preserve-env", "set-home", "login",
+                "non-interactive", "preserve-groups", "shell", "stdin", "reset-timestamp",
+                "remove-timestamp", "validate", "no-update",
+            ],
+            assignments: true,
+            privileged: true,
+            ..spec("ughpCDrtUTR", "AbBEHiKknPSsVvN")
+        },
+        "doas" => Spec { privileged: true, ..spec("uC", "nsL") },
+        "pkexec" => Spec {
+            long_val: &["user"],
+            long_flag: &["disable-internal-agent", "keep-cwd"],
+            privileged: true,
+            ..spec("", "")
+        },
+        "chroot" => Spec {
+            long_val: &["userspec", "groups"],
+            long_flag: &["skip-chdir"],
+            operands: 1,
+            privileged: true,
+            ..spec("", "")
+        },
+        "runuser" | "su" => Spec {
+            long_val: &[
+                "user", "group", "supp-group", "command", "session-command", "shell",
+                "whitelist-environment",
+            ],
+            long_flag: &["login", "preserve-environment", "fast", "pty"],
+            privileged: true,
+            ..spec("ugGcCsw", "lmpfP")
+        },
+        "env" => Spec {
+            long_val: &["unset", "chdir", "split-string"],
+            long_flag: &[
+                "ignore-environment", "null", "debug", "block-signal", "default-signal",
+                "ignore-signal", "list-signal-handling",
+            ],
+            assignments: true,
+            ..spec("uCS", "i0v")
+        },
+        "nice" => Spec { long_val: &["adjustment"], numeric: true, ..spec("n", "") },
+        "nohup" | "builtin" => spec("", ""),
+        "unbuffer" => spec("", "p"),
+        "setsid" => Spec { long_flag: &["ctty", "fork", "wait"], ..spec("", "cfw") },
+        "timeout" => Spec {
+            long_val: &["signal", "kill-after"],
+            long_flag: &["foreground", "preserve-status", "verbose"],
+            operands: 1,
+            ..spec("sk", "v")
+        },
+        "time" => Spec {
+            long_val: &["format", "output"],
+            long_flag: &["portability", "append", "verbose", "quiet"],
+            ..spec("fo", "pav")
+        },
+        "stdbuf" => Spec { long_val: &["input", "output", "error"], ..spec("ioe", "") },
+        "command" => spec("", "pvV"),
+        "exec" => spec("a", "cl"),
+        "xargs" => Spec {
+            long_val: &[
+                "arg-file", "delimiter", "max-args", "max-procs", "max-chars", "max-lines",
+                "process-slot-var", "replace", "eof",
+            ],
+            long_flag: &[
+                "null", "interactive", "no-run-if-empty", "verbose", "exit", "open-tty",
+                "show-limits",
+            ],
+            ..spec("IiLlnPsdEea", "0prtxo")
+        },
+        "flock" => Spec {
+            long_val: &["timeout", "conflict-exit-code", "command"],
+            long_flag: &["shared", "exclusive", "nonblock", "unlock", "close", "verbose", "no-fork"],
+            operands: 1,
+            ..spec("wEc", "sxenuoF")
+        },
+        "ionice" => Spec {
+            long_val: &["class", "classdata", "pid", "pgid", "uid"],
+            long_flag: &["ignore"],
+            ..spec("cnpPu", "t")
+        },
+        "taskset" => Spec { long_flag: &["all-tasks", "cpu-list", "pid"], operands: 1, ..spec("", "acp") },
+        "strace" => Spec { ..spec("abeEIoOpPsSuX", "cCdDfFhiknqrtTvVwxyzZ") },
+        "ltrace" => Spec { ..spec("aADeFlnopsuwx", "bcCfhiLrStTV") },
+        _ => return None,
+    };
+    Some(s)
+}
+
+/// A wrapper's command line, parsed.
+#[derive(Debug, Default)]
+pub(crate) struct Parsed {
+    /// Options seen, with their values (`("u", Some(root))`, `("preserve-env", None)`).
+    pub opts: Vec<(String, Option<Word>)>,
+    /// `NAME=value` words.
+    pub assignments: Vec<(String, Word)>,
+    /// Operands before the command.
+    pub operands: Vec<Word>,
+    /// Index in argv where the wrapped command starts (may be `argv.len()`: no command).
+    pub start: usize,
+}
+
+/// Parses `argv[1..]` of a wrapper. `Err` carries the option it does not know.
+pub(crate) fn parse(spec: &Spec, argv: &[Word]) -> Result<Parsed, String> {
+    let mut p = Parsed::default();
+    let mut i = 1;
+    let mut options_done = false;
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if !options_done && t == "--" && w.known {
+            options_done = true;
+            i += 1;
+            continue;
+        }
+        if !options_done && t.starts_with('-') && t.len() > 1 {
+            if !w.known {
+                return Err(t.to_owned());
+            }
+            i = option(spec, argv, i, &mut p)?;
+            continue;
+        }
+        if spec.assignments && w.known {
+            if let Some((name, value)) = t.split_once('=') {
+                if is_name(name) {
+                    p.assignments.push((name.to_owned(), Word { text: value.to_owned(), known: true }));
+                    i += 1;
+                    continue;
+                }
+            }
+        }
+        if p.operands.len() < spec.operands {
+            p.operands.push(w.clone());
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    p.start = i;
+    Ok(p)
+}
+
+fn option(spec: &Spec, argv: &[Word], i: usize, p: &mut Parsed) -> Result<usize, String> {
+    let t = argv.get(i).map(|w| w.text.as_str()).unwrap_or("");
+    if let Some(long) = t.strip_prefix("--") {
+        let (name, inline) = match long.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (long, None),
+        };
+        if spec.long_val.contains(&name) {
+            if let Some(v) = inline {
+                p.opts.push((name.to_owned(), Some(Word { text: v.to_owned(), known: true })));
+                return Ok(i + 1);
+            }
+            let v = argv.get(i + 1).cloned();
+            let missing = v.is_none();
+            p.opts.push((name.to_owned(), v));
+            return Ok(if missing { i + 1 } else { i + 2 });
+        }
+        if spec.long_flag.contains(&name) {
+            p.opts.push((name.to_owned(), None));
+            return Ok(i + 1);
+        }
+        return Err(t.to_owned());
+    }
+    let body = t.get(1..).unwrap_or("");
+    if spec.numeric && body.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        p.opts.push(("n".to_owned(), Some(Word { text: body.to_owned(), known: true })));
+        return Ok(i + 1);
+    }
+    for (k, c) in body.char_indices() {
+        if spec.short_val.contains(c) {
+            let rest = body.get(k + c.len_utf8()..).unwrap_or("");
+            if !rest.is_empty() {
+                p.opts.push((c.to_string(), Some(Word { text: rest.to_owned(), known: true })));
+                return Ok(i + 1);
+            }
+            let v = argv.get(i + 1).cloned();
+            let missing = v.is_none();
+            p.opts.push((c.to_string(), v));
+            return Ok(if missing { i + 1 } else { i + 2 });
+        }
+        if spec.short_flag.contains(c) {
+            p.opts.push((c.to_string(), None));
+            continue;
+        }
+        return Err(t.to_owned());
+    }
+    Ok(i + 1)
+}
+
+/// A shell variable name.
+pub(crate) fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// True when an option named `name` (short or long) was given.
+pub(crate) fn has(p: &Parsed, names: &[&str]) -> bool {
+    p.opts.iter().any(|(n, _)| names.contains(&n.as_str()))
+}
+
+/// The value of the first option named in `names`.
+pub(crate) fn value<'a>(p: &'a Parsed, names: &[&str]) -> Option<&'a Word> {
+    p.opts.iter().find(|(n, _)| names.contains(&n.as_str())).and_then(|(_, v)| v.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<Word> {
+        s.split(' ').map(|t| Word { text: t.to_owned(), known: true }).collect()
+    }
+
+    #[test]
+    fn sudo_options_with_values_are_skipped() {
+        let sudo = spec_of("sudo").unwrap();
+        let p = parse(&sudo, &words("sudo -u root -E FOO=1 rm -rf /")).unwrap();
+        assert_eq!(p.start, 5);
+        assert_eq!(p.assignments.len(), 1);
+        let p = parse(&sudo, &words("sudo -uroot rm")).unwrap();
+        assert_eq!(p.start, 2);
+        assert!(parse(&sudo, &words("sudo --frobnicate rm")).is_err());
+    }
+
+    #[test]
+    fn timeout_and_nice_operands() {
+        let p = parse(&spec_of("timeout").unwrap(), &words("timeout -k 5 -s KILL 10 rm x")).unwrap();
+        assert_eq!(p.start, 6);
+        let p = parse(&spec_of("nice").unwrap(), &words("nice -5 rm")).unwrap();
+        assert_eq!(p.start, 2);
+        let p = parse(&spec_of("nice").unwrap(), &words("nice -n 5 rm")).unwrap();
+        assert_eq!(p.start, 3);
+    }
+}
