@@ -5,3 +5,5 @@ mod broken;
 mod fmt;
 mod parse;
 mod decide;
+mod layers;
+mod props;
