@@ -57,12 +57,11 @@ pub(crate) use grammar::Rule;
 pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
     check_source(file, text)?;
     pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
-    pest::set_error_detail(true);
     let lexical = lex::check(file, text);
     let root = match grammar::PolicyParser::parse(Rule::file, text) {
         Ok(mut pairs) => pairs.next(),
         Err(err) => {
-            let syntax = errors::from_pest(file, text, &err);
+            let syntax = errors::from_pest(file, text, &detailed(text).unwrap_or(err));
             return Err(merge(lexical, vec![syntax], true));
         }
     };
@@ -77,6 +76,15 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
         Ok(_) => Err(merge(lexical, Vec::new(), false)),
         Err(Diagnostics(found)) => Err(merge(lexical, found, false)),
     }
+}
+
+/// Parses again with pest's detailed error tracking (the literal tokens it tried), which is
+/// too slow to keep on for text that parses.
+fn detailed(text: &str) -> Option<pest::error::Error<Rule>> {
+    pest::set_error_detail(true);
+    let result = grammar::PolicyParser::parse(Rule::file, text).err();
+    pest::set_error_detail(false);
+    result
 }
 
 /// Lexical and later errors in source order, without repeats. A syntax error after the first

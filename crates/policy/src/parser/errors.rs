@@ -55,7 +55,10 @@ fn describe_all(positives: &[Rule]) -> Vec<(u8, &'static str)> {
                 | R::kw_fs
                 | R::kw_net
         );
-        if statement && (keyword || *r == R::EOI || *r == R::comment) {
+        if *r == R::file {
+            // Nothing could start at the very beginning of the file.
+            out.push(STATEMENT);
+        } else if statement && (keyword || *r == R::EOI || *r == R::comment) {
             out.push(STATEMENT);
         } else if item && (keyword || *r == R::comment) {
             out.push(ITEM);
