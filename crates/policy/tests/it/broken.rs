@@ -143,14 +143,19 @@ fn compile_reports_every_broken_policy_where_expected() {
     );
 }
 
-/// Prints every parse diagnostic, for reading the messages (`--nocapture`).
+/// Every diagnostic `parse` gives on the corpus, with its advice: a snapshot to review wording.
 #[test]
-fn print_parse_diagnostics() {
+fn parse_diagnostics_snapshot() {
+    let mut lines = Vec::new();
     for case in cases() {
         if let Err(diags) = warden_policy::parse(&case.name, &case.text) {
             for d in &diags.0 {
-                println!("{}", show(d));
+                lines.push(d.short());
+                if let Some(help) = &d.help {
+                    lines.push(format!("    help: {help}"));
+                }
             }
         }
     }
+    insta::assert_snapshot!(lines.join("\n"));
 }

@@ -33,12 +33,24 @@ fn fixtures_round_trip_and_are_idempotent() {
     }
 }
 
+/// The canonical form of every valid fixture, as a snapshot to review layout.
 #[test]
-fn debug_print() {
+fn fixtures_canonical_form() {
     for (name, text) in valid_fixtures() {
-        let policy = warden_policy::parse(&name, &text).unwrap();
-        println!("==== {name}\n{}", warden_policy::format(&policy));
+        let printed = warden_policy::format_source(&name, &text).unwrap();
+        insta::assert_snapshot!(name.trim_end_matches(".policy"), printed);
     }
+}
+
+/// A miette report of a parse error, as a person sees it.
+#[test]
+fn a_rendered_diagnostic() {
+    let text = "version 1\ntier read: alow {\n    exec ls\n}\n";
+    let diags = warden_policy::parse("p.policy", text).unwrap_err();
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+    let mut out = String::new();
+    handler.render_report(&mut out, &diags.0[0]).unwrap();
+    insta::assert_snapshot!(out);
 }
 
 mod generated {
