@@ -182,6 +182,11 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
             files.push(path.clone());
         }
     }
+    // Policies named in a file resolve against the file's folder, wherever warden runs from.
+    let mut files: Vec<PathBuf> = files
+        .into_iter()
+        .map(|f| std::path::absolute(&f).unwrap_or(f))
+        .collect();
     files.sort();
     Ok(files)
 }
