@@ -107,7 +107,8 @@ fn describe(r: Rule) -> Option<(u8, &'static str)> {
         R::fs_access => (12, "`read` or `write`"),
         R::net_none | R::net_any | R::net_hosts | R::kw_hosts => (13, "`none`, `any` or `hosts`"),
         R::pattern | R::command => (14, "a command pattern"),
-        R::arg | R::seq => (15, "an argument"),
+        R::arg => (15, "an argument"),
+        R::seq => (15, "a word"),
         R::limit => (18, "a limit such as `timeout 5m`"),
         R::example_tool | R::kw_tool => (18, "`tool`"),
         R::string | R::unclosed_string => (19, "a string"),
@@ -210,13 +211,20 @@ pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic
         end
     };
     let mut d = Diagnostic::new(Code::Parse, file, text, pos..end, message);
-    if let Some(help) = advice(&positives, &expected, &found, word.as_deref()) {
+    if let Some(help) = advice(
+        open_paren(text, pos),
+        &positives,
+        &expected,
+        &found,
+        word.as_deref(),
+    ) {
         d = d.with_help(help);
     }
     d
 }
 
 fn advice(
+    open_paren: bool,
     positives: &[Rule],
     expected: &[(u8, &str)],
     found: &str,
@@ -266,7 +274,11 @@ fn advice(
         ));
     }
     if found == "`)`" && !ranks(23) {
-        return Some(String::from("this `)` closes no `(`"));
+        return Some(String::from(if open_paren {
+            "an alternative cannot be empty: write a word, or remove the `|` or the `( )`"
+        } else {
+            "this `)` closes no `(`"
+        }));
     }
     if word.is_some() && ranks(32) {
         return Some(String::from(
@@ -290,4 +302,25 @@ fn advice(
         ));
     }
     None
+}
+
+/// Whether a `(` is open (outside strings and comments) on the line before `pos`.
+fn open_paren(text: &str, pos: usize) -> bool {
+    let before = text.get(..pos).unwrap_or_default();
+    let line = before.rsplit('\n').next().unwrap_or_default();
+    let mut depth = 0i32;
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in line.chars() {
+        match (in_string, c) {
+            (true, _) if escaped => escaped = false,
+            (true, '\\') => escaped = true,
+            (true, '"') | (false, '"') => in_string = !in_string,
+            (false, '#') => break,
+            (false, '(') => depth += 1,
+            (false, ')') => depth -= 1,
+            _ => {}
+        }
+    }
+    depth > 0
 }

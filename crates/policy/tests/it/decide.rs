@@ -378,3 +378,90 @@ fn grants_follow_the_tier() {
     assert_eq!(d.grants.limits.timeout_ms, Some(60_000));
     assert_eq!(d.grants.limits.memory, Some(2 * 1024 * 1024 * 1024));
 }
+
+/// A generated policy of `n` rules in 40 tiers (60% allow, 20% ask, 20% deny tiers): mostly
+/// `exec toolK [(SUB | ...)] [unless ...]`, one in ten a tool, one in twenty an `fs` rule.
+pub fn generated(n: usize) -> Vec<String> {
+    let verdicts = ["allow", "ask", "allow", "deny", "allow", "allow", "ask", "deny", "allow", "allow"];
+    let subs = ["status", "diff", "log", "show", "build", "test", "check", "run", "push", "clean"];
+    let per_tier = n.div_ceil(40).max(1);
+    let mut files = vec![String::from("version 1\ndefault deny\nopaque ask\n")];
+    let mut state = 0x1234_5678_u64;
+    let mut rnd = |m: usize| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % m
+    };
+    for t in 0..n.div_ceil(per_tier) {
+        if t > 0 && t % 10 == 0 {
+            files.push(String::from("version 1\n"));
+        }
+        let f = files.last_mut().unwrap();
+        let v = verdicts[t % verdicts.len()];
+        f.push_str(&format!("tier t{t}: {v} {{\n"));
+        for i in t * per_tier..((t + 1) * per_tier).min(n) {
+            let rule = match i % 20 {
+                7 | 17 => format!("tools mcp_fn{i}"),
+                13 => format!("fs {} \"${{workspace}}/area{i}/**\"", if v == "ask" { "write" } else { "read" }),
+                _ => {
+                    let mut r = format!("exec tool{}", rnd(n / 2 + 1));
+                    if rnd(2) == 0 {
+                        r.push_str(&format!(" ({} | {})", subs[rnd(10)], subs[rnd(10)]));
+                    }
+                    if v == "allow" && rnd(3) == 0 {
+                        r.push_str(" unless (--force | --output)");
+                    }
+                    r
+                }
+            };
+            f.push_str(&format!("    {rule}\n"));
+        }
+        f.push_str("}\n");
+    }
+    files
+}
+
+/// Compile and decide times on a generated 10,000-rule policy. Run in release:
+/// `cargo test -p warden-policy --release --test it perf_10k -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn perf_10k() {
+    use std::time::Instant;
+    let files = generated(10_000);
+    let layer = LayerSource {
+        kind: LayerKind::Cli,
+        files: files.iter().enumerate().map(|(i, t)| SourceFile { name: format!("g{i}.policy"), text: t.clone() }).collect(),
+    };
+    let mut compile_ms = Vec::new();
+    let mut set = None;
+    for _ in 0..5 {
+        let t = Instant::now();
+        set = Some(warden_policy::compile(std::slice::from_ref(&layer)).unwrap());
+        compile_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let set = set.unwrap();
+    compile_ms.sort_by(f64::total_cmp);
+    println!("compile 10k rules ({} files): median {:.1} ms (parse + validate + build)", files.len(), compile_ms[2]);
+    let last_allow = set.rules().iter().rev().find(|r| r.text.starts_with("exec tool") && !r.text.contains('(') && !r.text.contains("unless")).unwrap().clone();
+    for cmd in [
+        format!("{} status", &last_allow.text[5..]),
+        "tool1 push --force".to_string(),
+        "nosuchtool x".to_string(),
+        "ls -la src".to_string(),
+    ] {
+        let analysis = analyse(&cmd);
+        let req = Request { agent: None, action: Action::Exec(&analysis) };
+        let c = ctx();
+        let mut ns = Vec::new();
+        let mut d = set.decide(&req, &c);
+        for _ in 0..2000 {
+            let t = Instant::now();
+            d = set.decide(&req, &c);
+            ns.push(t.elapsed().as_nanos());
+        }
+        ns.sort_unstable();
+        println!(
+            "decide `{cmd}`: p50 {} ns, p99 {} ns -> {} (tier {:?}, {} read grants)",
+            ns[ns.len() / 2], ns[ns.len() * 99 / 100], d.verdict.as_str(), d.tier, d.grants.read.len()
+        );
+    }
+}

@@ -503,3 +503,11 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn a_byte_order_mark_is_ignored() {
+    let p = ok("\u{FEFF}version 1\n");
+    assert!(matches!(p.statements[0].kind, StatementKind::Version(ref v) if v.node == 1));
+    // Only at the very start.
+    assert_eq!(first_error("version 1\n\u{FEFF}deny exec rm\n").line, 2);
+}
