@@ -69,7 +69,7 @@ fn describe_all(positives: &[Rule]) -> Vec<(u8, &'static str)> {
             )
         {
             out.push(RULE);
-        } else if matches!(r, R::condition | R::cond_kw) {
+        } else if matches!(r, R::condition | R::pipe_condition | R::cond_kw) {
             out.push((16, "`unless`"));
             out.push((17, "`with`"));
         } else if let Some(d) = describe(*r) {
@@ -106,13 +106,13 @@ fn describe(r: Rule) -> Option<(u8, &'static str)> {
         R::path_list => (11, "a path (a string or the name of a `paths` set)"),
         R::fs_access => (12, "`read` or `write`"),
         R::net_none | R::net_any | R::net_hosts | R::kw_hosts => (13, "`none`, `any` or `hosts`"),
-        R::pattern | R::command => (14, "a command pattern"),
-        R::arg => (15, "an argument"),
-        R::seq => (15, "a word"),
+        R::pattern | R::command | R::pipe_from | R::pipe_command => (14, "a command pattern"),
+        R::arg | R::pipe_arg => (15, "an argument"),
+        R::seq | R::pipe_seq => (15, "a word"),
         R::limit => (18, "a limit such as `timeout 5m`"),
         R::example_tool | R::kw_tool => (18, "`tool`"),
         R::string | R::unclosed_string => (19, "a string"),
-        R::word | R::pword => (20, "a word"),
+        R::word | R::pword | R::fword => (20, "a word"),
         R::lparen => (21, "`(`"),
         R::bar => (22, "`|`"),
         R::rparen => (23, "`)`"),

@@ -11,7 +11,7 @@ use crate::ast::{
 fn is_token(r: Rule) -> bool {
     matches!(
         r,
-        Rule::word | Rule::pword | Rule::string | Rule::unclosed_string
+        Rule::word | Rule::pword | Rule::fword | Rule::string | Rule::unclosed_string
     )
 }
 
@@ -39,7 +39,7 @@ impl Builder<'_> {
             Rule::pipe_rule => {
                 let mut patterns = pair
                     .into_inner()
-                    .filter(|p| p.as_rule() == Rule::pattern)
+                    .filter(|p| matches!(p.as_rule(), Rule::pattern | Rule::pipe_from))
                     .collect::<Vec<_>>()
                     .into_iter();
                 let empty = ExecPattern {
@@ -173,20 +173,20 @@ impl Builder<'_> {
         };
         for inner in pair.into_inner() {
             match inner.as_rule() {
-                Rule::command => pattern.command = self.ptokens(inner),
-                Rule::arg => {
+                Rule::command | Rule::pipe_command => pattern.command = self.ptokens(inner),
+                Rule::arg | Rule::pipe_arg => {
                     let span = self.span(&inner);
                     let mut alternatives = Vec::new();
                     for part in inner.into_inner() {
                         match part.as_rule() {
-                            Rule::seq => alternatives.push(self.ptokens(part)),
+                            Rule::seq | Rule::pipe_seq => alternatives.push(self.ptokens(part)),
                             r if is_token(r) => alternatives.push(vec![self.token(&part)]),
                             _ => {}
                         }
                     }
                     pattern.args.push(ArgAlt { alternatives, span });
                 }
-                Rule::condition => {
+                Rule::condition | Rule::pipe_condition => {
                     let span = self.span(&inner);
                     let kind = match inner.clone().into_inner().next() {
                         Some(k) if k.as_str() == "with" => ConditionKind::With,
@@ -197,6 +197,15 @@ impl Builder<'_> {
                 }
                 _ => {}
             }
+        }
+        if pattern.command.is_empty() {
+            // The grammar always gives a command; failing closed if it ever does not.
+            self.error(
+                crate::error::Code::Parse,
+                pattern.span.clone(),
+                String::from("a pattern needs a command word"),
+                None,
+            );
         }
         pattern
     }

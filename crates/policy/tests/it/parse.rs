@@ -511,3 +511,17 @@ fn a_byte_order_mark_is_ignored() {
     // Only at the very start.
     assert_eq!(first_error("version 1\n\u{FEFF}deny exec rm\n").line, 2);
 }
+
+#[test]
+fn into_is_reserved_only_on_the_feeding_side_of_pipe() {
+    let p = ok("deny exec merge into main\ndeny pipe cat \"into\" into (sh | bash) into\n");
+    let StatementKind::Rule(r) = &p.statements[0].kind else { panic!() };
+    let Rule::Exec(patterns) = &r.rule else { panic!() };
+    assert_eq!(patterns[0].args.len(), 2);
+    let StatementKind::Rule(r) = &p.statements[1].kind else { panic!() };
+    let Rule::Pipe { from, into } = &r.rule else { panic!() };
+    assert_eq!(from.args[0].alternatives[0][0].node, "into");
+    assert_eq!(into.command.len(), 2);
+    assert_eq!(into.args[0].alternatives[0][0].node, "into");
+    assert_eq!(first_error("deny pipe cat into\n").code, Code::Parse);
+}
