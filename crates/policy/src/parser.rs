@@ -27,6 +27,9 @@ use crate::error::{Code, Diagnostic, Diagnostics};
 /// Largest policy file accepted, in bytes.
 pub const MAX_POLICY_BYTES: usize = 1024 * 1024;
 
+/// Diagnostics reported per file at most (each holds a copy of the text).
+const MAX_DIAGNOSTICS: usize = 20;
+
 /// pest calls allowed per parse. A valid 1 MiB policy needs far fewer; the cap is there so that
 /// a grammar change that made backtracking explode fails visibly instead of hanging.
 const CALL_LIMIT: usize = 200_000_000;
@@ -102,6 +105,7 @@ fn merge(lexical: Vec<Diagnostic>, later: Vec<Diagnostic>, consequence: bool) ->
         }
     }
     all.sort_by_key(|d| d.span.start);
+    all.truncate(MAX_DIAGNOSTICS);
     Diagnostics(all)
 }
 

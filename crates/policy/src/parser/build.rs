@@ -43,8 +43,12 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Records an error.
+    /// Records an error. Past [`super::MAX_DIAGNOSTICS`] errors are dropped: each diagnostic
+    /// holds a copy of the text, so hostile input must not multiply it.
     pub(super) fn error(&mut self, code: Code, span: Span, message: String, help: Option<String>) {
+        if self.errors.len() >= super::MAX_DIAGNOSTICS {
+            return;
+        }
         let mut d = Diagnostic::new(code, self.file, self.text, span, message);
         if let Some(help) = help {
             d = d.with_help(help);

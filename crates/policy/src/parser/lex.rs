@@ -10,6 +10,9 @@ pub(crate) fn check(file: &str, text: &str) -> Vec<Diagnostic> {
     let mut string_start: Option<usize> = None;
     let mut reported = false;
     while let Some((i, c)) = chars.next() {
+        if out.len() >= super::MAX_DIAGNOSTICS {
+            return out;
+        }
         match (string_start, c) {
             (None, '#') => {
                 for (_, c) in chars.by_ref() {
@@ -54,7 +57,9 @@ pub(crate) fn check(file: &str, text: &str) -> Vec<Diagnostic> {
             (Some(_), _) => {}
         }
     }
-    if let Some(start) = string_start {
+    if let Some(start) = string_start
+        && out.len() < super::MAX_DIAGNOSTICS
+    {
         out.push(unclosed(file, text, start));
     }
     out

@@ -525,3 +525,15 @@ fn into_is_reserved_only_on_the_feeding_side_of_pipe() {
     assert_eq!(into.args[0].alternatives[0][0].node, "into");
     assert_eq!(first_error("deny pipe cat into\n").code, Code::Parse);
 }
+
+#[test]
+fn diagnostics_are_capped() {
+    // Each diagnostic holds a copy of the text: thousands of errors must not multiply it.
+    let values = "limits { timeout 1x }\n".repeat(5_000);
+    let e = parse("t", &values).unwrap_err();
+    assert_eq!(e.0.len(), 20);
+    let escapes = "deny exec \"\\q\"\n".repeat(5_000);
+    let e = parse("t", &escapes).unwrap_err();
+    assert_eq!(e.0.len(), 20);
+    assert!(e.0.windows(2).all(|w| w[0].span.start < w[1].span.start));
+}
