@@ -4,12 +4,32 @@ fn main() {
         let a = warden_shell::analyse(&arg);
         println!("== {arg:?}");
         for c in &a.commands {
-            let argv: Vec<String> =
-                c.argv.iter().map(|w| if w.known { w.text.clone() } else { format!("?{}", w.text) }).collect();
+            let argv: Vec<String> = c
+                .argv
+                .iter()
+                .map(|w| {
+                    if w.known {
+                        w.text.clone()
+                    } else {
+                        format!("?{}", w.text)
+                    }
+                })
+                .collect();
             println!(
                 "  cmd {:?} argv={:?} via={:?} pipe={:?} assign={:?} redir={:?} span={:?}",
-                c.program, argv, c.via, c.pipeline.map(|p| (p.id, p.stage)), c.assignments.iter().map(|(n, v)| format!("{n}={}", v.text)).collect::<Vec<_>>(),
-                c.redirects.iter().map(|r| format!("{:?}:{}", r.access, r.target.text)).collect::<Vec<_>>(), c.span
+                c.program,
+                argv,
+                c.via,
+                c.pipeline.map(|p| (p.id, p.stage)),
+                c.assignments
+                    .iter()
+                    .map(|(n, v)| format!("{n}={}", v.text))
+                    .collect::<Vec<_>>(),
+                c.redirects
+                    .iter()
+                    .map(|r| format!("{:?}:{}", r.access, r.target.text))
+                    .collect::<Vec<_>>(),
+                c.span
             );
         }
         for o in &a.opaque {

@@ -6,8 +6,9 @@ use crate::walk::{Ctx, RawCommand, Stdin};
 use crate::wrappers;
 
 /// Shells whose `-c STRING` and standard input are followed.
-const SHELLS: &[&str] =
-    &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash", "posh", "lksh"];
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash", "posh", "lksh",
+];
 
 /// The base name of a command word (`/usr/bin/rm` -> `rm`).
 pub(crate) fn basename(s: &str) -> String {
@@ -45,7 +46,11 @@ fn resolve(ctx: &mut Ctx<'_>, mut raw: RawCommand, mut via: Vec<String>) {
         let Some(first) = raw.argv.first().cloned() else {
             if via.is_empty() && !raw.redirects.is_empty() {
                 let span = raw.span.clone();
-                ctx.opaque(OpaqueReason::Unsupported, "redirect without a command", span);
+                ctx.opaque(
+                    OpaqueReason::Unsupported,
+                    "redirect without a command",
+                    span,
+                );
             }
             return;
         };
@@ -66,7 +71,11 @@ fn resolve(ctx: &mut Ctx<'_>, mut raw: RawCommand, mut via: Vec<String>) {
         interp::run(ctx, &program, raw, &via);
         return;
     }
-    ctx.opaque(OpaqueReason::TooDeep, "wrappers nested too deep", raw.span.clone());
+    ctx.opaque(
+        OpaqueReason::TooDeep,
+        "wrappers nested too deep",
+        raw.span.clone(),
+    );
 }
 
 fn call_function(ctx: &mut Ctx<'_>, name: &str, raw: &RawCommand, via: &[String]) {
@@ -86,7 +95,8 @@ fn call_function(ctx: &mut Ctx<'_>, name: &str, raw: &RawCommand, via: &[String]
     }
     ctx.depth += 1;
     let n = ctx.inherited_redirects.len();
-    ctx.inherited_redirects.extend(raw.redirects.iter().cloned());
+    ctx.inherited_redirects
+        .extend(raw.redirects.iter().cloned());
     ctx.function_body(&body);
     ctx.inherited_redirects.truncate(n);
     ctx.depth -= 1;
@@ -102,7 +112,10 @@ enum Peeled {
 }
 
 fn rest(raw: &RawCommand, start: usize) -> Vec<Word> {
-    raw.argv.get(start..).map(<[Word]>::to_vec).unwrap_or_default()
+    raw.argv
+        .get(start..)
+        .map(<[Word]>::to_vec)
+        .unwrap_or_default()
 }
 
 fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<String>) -> Peeled {
@@ -150,14 +163,23 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
                     text.push(' ');
                     text.push_str(&quote(&w.text));
                 }
-                string_or_dynamic(ctx, s.known && inner.iter().all(|w| w.known), &text, "env -S", raw, via);
+                string_or_dynamic(
+                    ctx,
+                    s.known && inner.iter().all(|w| w.known),
+                    &text,
+                    "env -S",
+                    raw,
+                    via,
+                );
                 return Peeled::Done;
             }
         }
         "su" | "runuser" => {
-            if let Some(s) = wrappers::value(&parsed, &["c", "command", "C", "session-command"]) {
+            let late = late_command_option(raw, parsed.start);
+            let given = wrappers::value(&parsed, &["c", "command", "C", "session-command"]);
+            if let Some(s) = given.cloned().or(late) {
                 let label = format!("{program} -c");
-                string_or_dynamic(ctx, s.known, &s.text.clone(), &label, raw, via);
+                string_or_dynamic(ctx, s.known, &s.text, &label, raw, via);
                 return Peeled::Done;
             }
             if program == "runuser" && wrappers::has(&parsed, &["u", "user"]) && !inner.is_empty() {
@@ -167,7 +189,9 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
                 return Peeled::Done;
             }
         }
-        "sudo" | "doas" if inner.is_empty() && wrappers::has(&parsed, &["s", "i", "shell", "login"]) => {
+        "sudo" | "doas"
+            if inner.is_empty() && wrappers::has(&parsed, &["s", "i", "shell", "login"]) =>
+        {
             ctx.opaque(OpaqueReason::ShellFromStdin, program, raw.span.clone());
             return Peeled::Done;
         }
@@ -179,7 +203,10 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
         }
         "xargs" => {
             if inner.is_empty() {
-                inner.push(Word { text: "echo".to_owned(), known: true });
+                inner.push(Word {
+                    text: "echo".to_owned(),
+                    known: true,
+                });
             }
             if let Some(r) = wrappers::value(&parsed, &["I", "i", "replace"]) {
                 let r = r.text.clone();
@@ -189,7 +216,10 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
                     }
                 }
             } else {
-                inner.push(Word { text: "<xargs input>".to_owned(), known: false });
+                inner.push(Word {
+                    text: "<xargs input>".to_owned(),
+                    known: false,
+                });
             }
             raw.stdin = Stdin::Inherited;
         }
@@ -218,6 +248,25 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
     raw.assignments.extend(parsed.assignments);
     via.push(label);
     Peeled::Again
+}
+
+/// `su USER -c STRING`: options may follow the user name.
+fn late_command_option(raw: &RawCommand, start: usize) -> Option<Word> {
+    let mut i = start;
+    while let Some(w) = raw.argv.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if matches!(t, "-c" | "--command" | "-C" | "--session-command") {
+            return raw.argv.get(i).cloned();
+        }
+        if let Some(v) = t.strip_prefix("--command=") {
+            return Some(Word {
+                text: v.to_owned(),
+                known: w.known,
+            });
+        }
+    }
+    None
 }
 
 /// Analyses a shell string given to a wrapper, or reports it as `dynamic_eval`.
@@ -260,7 +309,10 @@ fn find(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
                 break;
             }
             if a.text.contains("{}") {
-                argv.push(Word { text: a.text.clone(), known: false });
+                argv.push(Word {
+                    text: a.text.clone(),
+                    known: false,
+                });
             } else {
                 argv.push(a.clone());
             }

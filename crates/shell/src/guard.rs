@@ -56,7 +56,10 @@ fn is_tag_char(c: u8) -> bool {
 fn is_after_tag(c: Option<&u8>) -> bool {
     match c {
         None => true,
-        Some(c) => matches!(c, b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b')' | b'<' | b'>'),
+        Some(c) => matches!(
+            c,
+            b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b')' | b'<' | b'>'
+        ),
     }
 }
 
@@ -113,7 +116,11 @@ fn heredoc_tag_ok(b: &[u8], mut i: usize) -> Result<(), Refusal> {
         }
         i += 1;
     }
-    if is_after_tag(b.get(i)) { Ok(()) } else { Err(Refusal::HereDocDelimiter) }
+    if is_after_tag(b.get(i)) {
+        Ok(())
+    } else {
+        Err(Refusal::HereDocDelimiter)
+    }
 }
 
 fn check_parens(input: &str) -> Result<(), Refusal> {
@@ -184,7 +191,11 @@ mod tests {
     fn brush_deep_nesting_stack_overflow_is_refused() {
         let input = format!("{} true; {}", "{ ".repeat(1000), "} ".repeat(1000));
         assert_eq!(check(&input), Err(Refusal::Nesting));
-        let input = format!("{} true {}", "if true; then ".repeat(200), "; fi".repeat(200));
+        let input = format!(
+            "{} true {}",
+            "if true; then ".repeat(200),
+            "; fi".repeat(200)
+        );
         assert_eq!(check(&input), Err(Refusal::Nesting));
     }
 

@@ -17,17 +17,31 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
                 return;
             }
             let known = args.iter().all(|w| w.known);
-            let text = args.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            let text = args
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
             string_or_dynamic(ctx, known, &text, "eval", &raw, via);
         }
         "source" | "." => {
             emit(ctx, &raw, via);
-            let text = raw.argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            let text = raw
+                .argv
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
         }
         "trap" | "alias" | "enable" if raw.argv.len() > 1 => {
             emit(ctx, &raw, via);
-            let text = raw.argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            let text = raw
+                .argv
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
         }
         "watch" => watch(ctx, &raw, via),
@@ -101,7 +115,12 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
         }
         _ => {
             emit(ctx, raw, via);
-            let text = raw.argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            let text = raw
+                .argv
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
             ctx.opaque(OpaqueReason::ShellFromStdin, &text, raw.span.clone());
         }
     }
@@ -133,9 +152,17 @@ fn watch(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
         return;
     }
     let text = if exec {
-        words.iter().map(|w| crate::command::quote(&w.text)).collect::<Vec<_>>().join(" ")
+        words
+            .iter()
+            .map(|w| crate::command::quote(&w.text))
+            .collect::<Vec<_>>()
+            .join(" ")
     } else {
-        words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ")
+        words
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     let known = words.iter().all(|w| w.known);
     string_or_dynamic(ctx, known, &text, "watch", raw, &[]);
@@ -159,7 +186,12 @@ fn inline_flags(program: &str) -> Option<&'static [&'static str]> {
 /// Opaque parts for interpreters with inline code or code on standard input.
 fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
     let span = raw.span.clone();
-    let full = raw.argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+    let full = raw
+        .argv
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
     if matches!(program, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
         if awk_is_dangerous(&raw.argv) {
             ctx.opaque(OpaqueReason::InlineCode, &full, span);
@@ -183,7 +215,8 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
             f.len() == 2
                 && t.starts_with('-')
                 && !t.starts_with("--")
-                && f.get(1..).is_some_and(|c| t.get(1..).is_some_and(|body| body.contains(c)))
+                && f.get(1..)
+                    .is_some_and(|c| t.get(1..).is_some_and(|body| body.contains(c)))
         });
         if !w.known || flags.contains(&t) || cluster_e {
             ctx.opaque(OpaqueReason::InlineCode, &full, span);
@@ -221,7 +254,9 @@ fn awk_is_dangerous(argv: &[Word]) -> bool {
             i += 1;
             continue;
         }
-        return ["system", "getline", "|", ">", "@"].iter().any(|k| t.contains(k));
+        return ["system", "getline", "|", ">", "@"]
+            .iter()
+            .any(|k| t.contains(k));
     }
     false
 }

@@ -37,7 +37,7 @@ const STACK: usize = 256 * 1024 * 1024;
 /// ```
 /// let a = warden_shell::analyse("sudo -u root rm -rf /tmp/x && echo $(git push)");
 /// let programs: Vec<_> = a.commands.iter().map(|c| c.program.as_str()).collect();
-/// assert_eq!(programs, ["sudo", "git", "rm", "echo"]);
+/// assert_eq!(programs, ["sudo", "rm", "git", "echo"]);
 /// assert!(a.opaque.is_empty());
 /// ```
 pub fn analyse(input: &str) -> Analysis {
@@ -71,13 +71,24 @@ fn analyse_here(input: &str) -> Analysis {
     });
     match result {
         Ok(a) => a,
-        Err(_) => whole(input, OpaqueReason::Unsupported),
+        Err(_) => Analysis {
+            commands: vec![],
+            opaque: vec![Opaque {
+                reason: OpaqueReason::Unsupported,
+                text: format!("internal error: {}", walk::shorten(input)),
+                span: 0..input.len(),
+            }],
+        },
     }
 }
 
 fn whole(input: &str, reason: OpaqueReason) -> Analysis {
     Analysis {
         commands: vec![],
-        opaque: vec![Opaque { reason, text: walk::shorten(input), span: 0..input.len() }],
+        opaque: vec![Opaque {
+            reason,
+            text: walk::shorten(input),
+            span: 0..input.len(),
+        }],
     }
 }

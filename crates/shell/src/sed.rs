@@ -7,7 +7,10 @@ pub(crate) fn dangerous(script: &str) -> bool {
     let b: Vec<char> = script.chars().collect();
     let mut i = 0;
     loop {
-        while b.get(i).is_some_and(|c| c.is_whitespace() || matches!(c, ';' | '{' | '}')) {
+        while b
+            .get(i)
+            .is_some_and(|c| c.is_whitespace() || matches!(c, ';' | '{' | '}'))
+        {
             i += 1;
         }
         let Some(_) = b.get(i) else {
@@ -90,7 +93,9 @@ fn skip_address(b: &[char], mut i: usize) -> usize {
             _ => return i,
         }
         // GNU `I`/`M` address flags after a regex
-        while b.get(i).is_some_and(|c| matches!(c, 'I' | 'M')) && b.get(i.saturating_sub(1)) == Some(&'/') {
+        while b.get(i).is_some_and(|c| matches!(c, 'I' | 'M'))
+            && b.get(i.saturating_sub(1)) == Some(&'/')
+        {
             i += 1;
         }
     }
@@ -102,10 +107,28 @@ mod tests {
 
     #[test]
     fn sed_execute_and_write_are_found() {
-        for s in ["e", "1e rm x", "s/a/b/e", "s/a/b/w out", "w out", "/x/W out", "s|a|b|ge", "1d;e id"] {
+        for s in [
+            "e",
+            "1e rm x",
+            "s/a/b/e",
+            "s/a/b/w out",
+            "w out",
+            "/x/W out",
+            "s|a|b|ge",
+            "1d;e id",
+        ] {
             assert!(dangerous(s), "{s}");
         }
-        for s in ["s/a/b/g", "s/e/w/", "1d", "/^#/d", "s/\\/e/x/g", "y/abc/xyz/", "$p", "3q"] {
+        for s in [
+            "s/a/b/g",
+            "s/e/w/",
+            "1d",
+            "/^#/d",
+            "s/\\/e/x/g",
+            "y/abc/xyz/",
+            "$p",
+            "3q",
+        ] {
             assert!(!dangerous(s), "{s}");
         }
     }

@@ -86,7 +86,10 @@ impl<'a> Ctx<'a> {
 
     /// brush counts characters; spans are bytes.
     fn byte_index(&self, chars: usize) -> usize {
-        self.input.char_indices().nth(chars).map_or(self.input.len(), |(b, _)| b)
+        self.input
+            .char_indices()
+            .nth(chars)
+            .map_or(self.input.len(), |(b, _)| b)
     }
 
     /// Records an opaque part.
@@ -95,7 +98,11 @@ impl<'a> Ctx<'a> {
             self.limit_hit = true;
             return;
         }
-        self.out.opaque.push(Opaque { reason, text: shorten(text), span });
+        self.out.opaque.push(Opaque {
+            reason,
+            text: shorten(text),
+            span,
+        });
     }
 
     /// True once the command budget is spent (then one `too_large` part is recorded).
@@ -133,7 +140,12 @@ impl<'a> Ctx<'a> {
             self.via.pop();
         }
         self.depth -= 1;
-        (self.span_override, self.pipe_pos, self.stdin_pipe, self.inherited_redirects) = saved;
+        (
+            self.span_override,
+            self.pipe_pos,
+            self.stdin_pipe,
+            self.inherited_redirects,
+        ) = saved;
     }
 
     /// Guards, parses and walks one program text.
@@ -255,7 +267,10 @@ impl<'a> Ctx<'a> {
         match cc {
             ast::CompoundCommand::Arithmetic(a) => self.text_subs(&a.expr.value, loc(Some(&a.loc))),
             ast::CompoundCommand::ArithmeticForClause(f) => {
-                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
                     self.text_subs(&e.value, loc(Some(&f.loc)));
                 }
                 self.compound_list(&f.body.list);
@@ -329,8 +344,13 @@ impl<'a> Ctx<'a> {
 
     fn simple(&mut self, s: &ast::SimpleCommand) {
         let mut raw = empty_raw();
-        raw.stdin = if self.stdin_pipe { Stdin::Pipe } else { Stdin::Inherited };
-        raw.redirects.extend(self.inherited_redirects.iter().cloned());
+        raw.stdin = if self.stdin_pipe {
+            Stdin::Pipe
+        } else {
+            Stdin::Inherited
+        };
+        raw.redirects
+            .extend(self.inherited_redirects.iter().cloned());
         let mut lo = usize::MAX;
         let mut hi = 0usize;
         let mut grow = |span: &Option<Range<usize>>| {
@@ -389,7 +409,10 @@ impl<'a> Ctx<'a> {
                                 }
                                 self.word(v);
                             }
-                            Word { text: w.value.clone(), known: false }
+                            Word {
+                                text: w.value.clone(),
+                                known: false,
+                            }
                         }
                     };
                     let name = match &a.name {
@@ -400,17 +423,24 @@ impl<'a> Ctx<'a> {
                 }
                 span
             }
-            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                 let span = loc(Some(&sub.loc));
                 self.process_sub(sub);
-                raw.argv.push(Word { text: self.source(span.clone()), known: false });
+                let arrow = match kind {
+                    ast::ProcessSubstitutionKind::Read => '<',
+                    ast::ProcessSubstitutionKind::Write => '>',
+                };
+                let text = format!("{arrow}{}", self.source(span.clone()));
+                raw.argv.push(Word { text, known: false });
                 span
             }
         }
     }
 
     fn source(&self, span: Option<Range<usize>>) -> String {
-        span.and_then(|s| self.input.get(s)).unwrap_or("<( )").to_owned()
+        span.and_then(|s| self.input.get(s))
+            .unwrap_or("<( )")
+            .to_owned()
     }
 
     fn process_sub(&mut self, sub: &ast::SubshellCommand) {
@@ -451,18 +481,31 @@ impl<'a> Ctx<'a> {
                 if doc.requires_expansion {
                     let r = words::heredoc(&doc.doc.value);
                     self.resolved(&r, &doc.doc.value, span);
-                    raw.stdin = Stdin::Text { text: doc.doc.value.clone(), known: r.word.known };
+                    raw.stdin = Stdin::Text {
+                        text: doc.doc.value.clone(),
+                        known: r.word.known,
+                    };
                 } else {
-                    raw.stdin = Stdin::Text { text: doc.doc.value.clone(), known: true };
+                    raw.stdin = Stdin::Text {
+                        text: doc.doc.value.clone(),
+                        known: true,
+                    };
                 }
             }
             ast::IoRedirect::HereString(_, w) => {
                 let word = self.word(w);
-                raw.stdin = Stdin::Text { text: word.text, known: word.known };
+                raw.stdin = Stdin::Text {
+                    text: word.text,
+                    known: word.known,
+                };
             }
             ast::IoRedirect::OutputAndError(w, append) => {
                 let word = self.word(w);
-                let access = if *append { Access::Append } else { Access::Write };
+                let access = if *append {
+                    Access::Append
+                } else {
+                    Access::Write
+                };
                 push_redirect(raw, access, word);
             }
         }
@@ -480,7 +523,13 @@ fn dup_access(w: &Word) -> Option<Access> {
 }
 
 fn push_redirect(raw: &mut RawCommand, access: Access, target: Word) {
-    let quiet = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"];
+    let quiet = [
+        "/dev/null",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/stdin",
+        "/dev/tty",
+    ];
     if target.known && quiet.contains(&target.text.as_str()) {
         return;
     }

@@ -35,7 +35,10 @@ struct Acc {
 
 /// Resolves one raw word as brush returns it.
 pub(crate) fn resolve(raw: &str) -> Resolved {
-    let mut acc = Acc { known: true, ..Acc::default() };
+    let mut acc = Acc {
+        known: true,
+        ..Acc::default()
+    };
     match brush_parser::word::parse(raw, &options()) {
         Ok(pieces) => pieces_into(&mut acc, raw, &pieces, false),
         Err(_) => {
@@ -47,13 +50,23 @@ pub(crate) fn resolve(raw: &str) -> Resolved {
         acc.known = false;
     }
     let text = if acc.known { acc.text } else { raw.to_owned() };
-    Resolved { word: Word { text, known: acc.known }, subs: acc.subs, failed: acc.failed }
+    Resolved {
+        word: Word {
+            text,
+            known: acc.known,
+        },
+        subs: acc.subs,
+        failed: acc.failed,
+    }
 }
 
 /// Collects the command substitutions of a here-document body (unquoted delimiter) and says
 /// whether the body is static.
 pub(crate) fn heredoc(body: &str) -> Resolved {
-    let mut acc = Acc { known: true, ..Acc::default() };
+    let mut acc = Acc {
+        known: true,
+        ..Acc::default()
+    };
     match brush_parser::word::parse_heredoc(body, &options()) {
         Ok(pieces) => pieces_into(&mut acc, body, &pieces, true),
         Err(_) => {
@@ -62,11 +75,20 @@ pub(crate) fn heredoc(body: &str) -> Resolved {
         }
     }
     let text = if acc.known { acc.text } else { body.to_owned() };
-    Resolved { word: Word { text, known: acc.known }, subs: acc.subs, failed: acc.failed }
+    Resolved {
+        word: Word {
+            text,
+            known: acc.known,
+        },
+        subs: acc.subs,
+        failed: acc.failed,
+    }
 }
 
 fn slice(raw: &str, p: &WordPieceWithSource) -> String {
-    raw.get(p.start_index..p.end_index).unwrap_or(raw).to_owned()
+    raw.get(p.start_index..p.end_index)
+        .unwrap_or(raw)
+        .to_owned()
 }
 
 fn pieces_into(acc: &mut Acc, raw: &str, pieces: &[WordPieceWithSource], in_dq: bool) {
@@ -151,27 +173,85 @@ fn param_texts(expr: &ParameterExpr) -> Vec<&str> {
         ParameterExpr::Parameter { parameter, .. }
         | ParameterExpr::ParameterLength { parameter, .. }
         | ParameterExpr::Transform { parameter, .. } => Some(parameter),
-        ParameterExpr::UseDefaultValues { parameter, default_value: v, .. }
-        | ParameterExpr::AssignDefaultValues { parameter, default_value: v, .. }
-        | ParameterExpr::IndicateErrorIfNullOrUnset { parameter, error_message: v, .. }
-        | ParameterExpr::UseAlternativeValue { parameter, alternative_value: v, .. }
-        | ParameterExpr::RemoveSmallestSuffixPattern { parameter, pattern: v, .. }
-        | ParameterExpr::RemoveLargestSuffixPattern { parameter, pattern: v, .. }
-        | ParameterExpr::RemoveSmallestPrefixPattern { parameter, pattern: v, .. }
-        | ParameterExpr::RemoveLargestPrefixPattern { parameter, pattern: v, .. }
-        | ParameterExpr::UppercaseFirstChar { parameter, pattern: v, .. }
-        | ParameterExpr::UppercasePattern { parameter, pattern: v, .. }
-        | ParameterExpr::LowercaseFirstChar { parameter, pattern: v, .. }
-        | ParameterExpr::LowercasePattern { parameter, pattern: v, .. } => {
+        ParameterExpr::UseDefaultValues {
+            parameter,
+            default_value: v,
+            ..
+        }
+        | ParameterExpr::AssignDefaultValues {
+            parameter,
+            default_value: v,
+            ..
+        }
+        | ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter,
+            error_message: v,
+            ..
+        }
+        | ParameterExpr::UseAlternativeValue {
+            parameter,
+            alternative_value: v,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            pattern: v,
+            ..
+        } => {
             out.extend(v.as_deref());
             Some(parameter)
         }
-        ParameterExpr::Substring { parameter, offset, length, .. } => {
+        ParameterExpr::Substring {
+            parameter,
+            offset,
+            length,
+            ..
+        } => {
             out.push(&offset.value);
             out.extend(length.as_ref().map(|l| l.value.as_str()));
             Some(parameter)
         }
-        ParameterExpr::ReplaceSubstring { parameter, pattern, replacement, .. } => {
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            pattern,
+            replacement,
+            ..
+        } => {
             out.push(pattern);
             out.extend(replacement.as_deref());
             Some(parameter)
@@ -270,7 +350,10 @@ pub(crate) fn decode_ansi_c(s: &str) -> String {
                 _ => break,
             }
         }
-        match u32::from_str_radix(&digits, radix).ok().and_then(char::from_u32) {
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
             Some(ch) if !digits.is_empty() => out.push(ch),
             _ => {
                 out.push('\\');

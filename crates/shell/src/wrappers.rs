@@ -41,19 +41,42 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
     let s = match program {
         "sudo" => Spec {
             long_val: &[
-                "user", "group", "host", "prompt", "close-from", "chdir", "role", "type",
-                "other-user", "command-timeout", "chroot",
+                "user",
+                "group",
+                "host",
+                "prompt",
+                "close-from",
+                "chdir",
+                "role",
+                "type",
+                "other-user",
+                "command-timeout",
+                "chroot",
             ],
             long_flag: &[
-                "askpass", "background", "bell", "preserve-env", "set-home", "login",
-                "non-interactive", "preserve-groups", "shell", "stdin", "reset-timestamp",
-                "remove-timestamp", "validate", "no-update",
+                "askpass",
+                "background",
+                "bell",
+                "preserve-env",
+                "set-home",
+                "login",
+                "non-interactive",
+                "preserve-groups",
+                "shell",
+                "stdin",
+                "reset-timestamp",
+                "remove-timestamp",
+                "validate",
+                "no-update",
             ],
             assignments: true,
             privileged: true,
             ..spec("ughpCDrtUTR", "AbBEHiKknPSsVvN")
         },
-        "doas" => Spec { privileged: true, ..spec("uC", "nsL") },
+        "doas" => Spec {
+            privileged: true,
+            ..spec("uC", "nsL")
+        },
         "pkexec" => Spec {
             long_val: &["user"],
             long_flag: &["disable-internal-agent", "keep-cwd"],
@@ -69,7 +92,12 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
         },
         "runuser" | "su" => Spec {
             long_val: &[
-                "user", "group", "supp-group", "command", "session-command", "shell",
+                "user",
+                "group",
+                "supp-group",
+                "command",
+                "session-command",
+                "shell",
                 "whitelist-environment",
             ],
             long_flag: &["login", "preserve-environment", "fast", "pty"],
@@ -79,16 +107,28 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
         "env" => Spec {
             long_val: &["unset", "chdir", "split-string"],
             long_flag: &[
-                "ignore-environment", "null", "debug", "block-signal", "default-signal",
-                "ignore-signal", "list-signal-handling",
+                "ignore-environment",
+                "null",
+                "debug",
+                "block-signal",
+                "default-signal",
+                "ignore-signal",
+                "list-signal-handling",
             ],
             assignments: true,
             ..spec("uCS", "i0v")
         },
-        "nice" => Spec { long_val: &["adjustment"], numeric: true, ..spec("n", "") },
+        "nice" => Spec {
+            long_val: &["adjustment"],
+            numeric: true,
+            ..spec("n", "")
+        },
         "nohup" | "builtin" => spec("", ""),
         "unbuffer" => spec("", "p"),
-        "setsid" => Spec { long_flag: &["ctty", "fork", "wait"], ..spec("", "cfw") },
+        "setsid" => Spec {
+            long_flag: &["ctty", "fork", "wait"],
+            ..spec("", "cfw")
+        },
         "timeout" => Spec {
             long_val: &["signal", "kill-after"],
             long_flag: &["foreground", "preserve-status", "verbose"],
@@ -100,23 +140,46 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
             long_flag: &["portability", "append", "verbose", "quiet"],
             ..spec("fo", "pav")
         },
-        "stdbuf" => Spec { long_val: &["input", "output", "error"], ..spec("ioe", "") },
+        "stdbuf" => Spec {
+            long_val: &["input", "output", "error"],
+            ..spec("ioe", "")
+        },
         "command" => spec("", "pvV"),
         "exec" => spec("a", "cl"),
         "xargs" => Spec {
             long_val: &[
-                "arg-file", "delimiter", "max-args", "max-procs", "max-chars", "max-lines",
-                "process-slot-var", "replace", "eof",
+                "arg-file",
+                "delimiter",
+                "max-args",
+                "max-procs",
+                "max-chars",
+                "max-lines",
+                "process-slot-var",
+                "replace",
+                "eof",
             ],
             long_flag: &[
-                "null", "interactive", "no-run-if-empty", "verbose", "exit", "open-tty",
+                "null",
+                "interactive",
+                "no-run-if-empty",
+                "verbose",
+                "exit",
+                "open-tty",
                 "show-limits",
             ],
             ..spec("IiLlnPsdEea", "0prtxo")
         },
         "flock" => Spec {
             long_val: &["timeout", "conflict-exit-code", "command"],
-            long_flag: &["shared", "exclusive", "nonblock", "unlock", "close", "verbose", "no-fork"],
+            long_flag: &[
+                "shared",
+                "exclusive",
+                "nonblock",
+                "unlock",
+                "close",
+                "verbose",
+                "no-fork",
+            ],
             operands: 1,
             ..spec("wEc", "sxenuoF")
         },
@@ -125,9 +188,17 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
             long_flag: &["ignore"],
             ..spec("cnpPu", "t")
         },
-        "taskset" => Spec { long_flag: &["all-tasks", "cpu-list", "pid"], operands: 1, ..spec("", "acp") },
-        "strace" => Spec { ..spec("abeEIoOpPsSuX", "cCdDfFhiknqrtTvVwxyzZ") },
-        "ltrace" => Spec { ..spec("aADeFlnopsuwx", "bcCfhiLrStTV") },
+        "taskset" => Spec {
+            long_flag: &["all-tasks", "cpu-list", "pid"],
+            operands: 1,
+            ..spec("", "acp")
+        },
+        "strace" => Spec {
+            ..spec("abeEIoOpPsSuX", "cCdDfFhiknqrtTvVwxyzZ")
+        },
+        "ltrace" => Spec {
+            ..spec("aADeFlnopsuwx", "bcCfhiLrStTV")
+        },
         _ => return None,
     };
     Some(s)
@@ -165,14 +236,18 @@ pub(crate) fn parse(spec: &Spec, argv: &[Word]) -> Result<Parsed, String> {
             i = option(spec, argv, i, &mut p)?;
             continue;
         }
-        if spec.assignments && w.known {
-            if let Some((name, value)) = t.split_once('=') {
-                if is_name(name) {
-                    p.assignments.push((name.to_owned(), Word { text: value.to_owned(), known: true }));
-                    i += 1;
-                    continue;
-                }
-            }
+        if let Some((name, value)) = t.split_once('=')
+            && spec.assignments
+            && w.known
+            && is_name(name)
+        {
+            let value = Word {
+                text: value.to_owned(),
+                known: true,
+            };
+            p.assignments.push((name.to_owned(), value));
+            i += 1;
+            continue;
         }
         if p.operands.len() < spec.operands {
             p.operands.push(w.clone());
@@ -194,7 +269,13 @@ fn option(spec: &Spec, argv: &[Word], i: usize, p: &mut Parsed) -> Result<usize,
         };
         if spec.long_val.contains(&name) {
             if let Some(v) = inline {
-                p.opts.push((name.to_owned(), Some(Word { text: v.to_owned(), known: true })));
+                p.opts.push((
+                    name.to_owned(),
+                    Some(Word {
+                        text: v.to_owned(),
+                        known: true,
+                    }),
+                ));
                 return Ok(i + 1);
             }
             let v = argv.get(i + 1).cloned();
@@ -210,14 +291,26 @@ fn option(spec: &Spec, argv: &[Word], i: usize, p: &mut Parsed) -> Result<usize,
     }
     let body = t.get(1..).unwrap_or("");
     if spec.numeric && body.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
-        p.opts.push(("n".to_owned(), Some(Word { text: body.to_owned(), known: true })));
+        p.opts.push((
+            "n".to_owned(),
+            Some(Word {
+                text: body.to_owned(),
+                known: true,
+            }),
+        ));
         return Ok(i + 1);
     }
     for (k, c) in body.char_indices() {
         if spec.short_val.contains(c) {
             let rest = body.get(k + c.len_utf8()..).unwrap_or("");
             if !rest.is_empty() {
-                p.opts.push((c.to_string(), Some(Word { text: rest.to_owned(), known: true })));
+                p.opts.push((
+                    c.to_string(),
+                    Some(Word {
+                        text: rest.to_owned(),
+                        known: true,
+                    }),
+                ));
                 return Ok(i + 1);
             }
             let v = argv.get(i + 1).cloned();
@@ -248,7 +341,10 @@ pub(crate) fn has(p: &Parsed, names: &[&str]) -> bool {
 
 /// The value of the first option named in `names`.
 pub(crate) fn value<'a>(p: &'a Parsed, names: &[&str]) -> Option<&'a Word> {
-    p.opts.iter().find(|(n, _)| names.contains(&n.as_str())).and_then(|(_, v)| v.as_ref())
+    p.opts
+        .iter()
+        .find(|(n, _)| names.contains(&n.as_str()))
+        .and_then(|(_, v)| v.as_ref())
 }
 
 #[cfg(test)]
@@ -256,7 +352,12 @@ mod tests {
     use super::*;
 
     fn words(s: &str) -> Vec<Word> {
-        s.split(' ').map(|t| Word { text: t.to_owned(), known: true }).collect()
+        s.split(' ')
+            .map(|t| Word {
+                text: t.to_owned(),
+                known: true,
+            })
+            .collect()
     }
 
     #[test]
@@ -272,7 +373,11 @@ mod tests {
 
     #[test]
     fn timeout_and_nice_operands() {
-        let p = parse(&spec_of("timeout").unwrap(), &words("timeout -k 5 -s KILL 10 rm x")).unwrap();
+        let p = parse(
+            &spec_of("timeout").unwrap(),
+            &words("timeout -k 5 -s KILL 10 rm x"),
+        )
+        .unwrap();
         assert_eq!(p.start, 6);
         let p = parse(&spec_of("nice").unwrap(), &words("nice -5 rm")).unwrap();
         assert_eq!(p.start, 2);

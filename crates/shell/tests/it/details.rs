@@ -1,0 +1,238 @@
+//! Fields the table does not show: assignments, redirects, pipeline positions, spans, program.
+
+use crate::{commands, opaque};
+use warden_shell::{Access, OpaqueReason, analyse};
+
+#[test]
+fn program_is_the_base_name_of_argv0() {
+    let a = analyse("/usr/bin/rm -rf / ; ./tool x; 'r'm y");
+    let programs: Vec<&str> = a.commands.iter().map(|c| c.program.as_str()).collect();
+    assert_eq!(programs, ["rm", "tool", "rm"]);
+    assert_eq!(a.commands[0].argv[0].text, "/usr/bin/rm");
+}
+
+#[test]
+fn assignments_in_front_and_from_env_and_sudo() {
+    let a = analyse("FOO=1 BAR=\"x y\" rm x");
+    let c = &a.commands[0];
+    let got: Vec<(String, String)> = c
+        .assignments
+        .iter()
+        .map(|(n, v)| (n.clone(), v.text.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [("FOO".into(), "1".into()), ("BAR".into(), "x y".into())]
+    );
+
+    let a = analyse("env -i A=1 sudo B=2 rm x");
+    let rm = a.commands.iter().find(|c| c.program == "rm").unwrap();
+    let names: Vec<&str> = rm.assignments.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["A", "B"]);
+    assert_eq!(rm.via, ["env", "sudo"]);
+}
+
+#[test]
+fn assignment_from_a_substitution_is_unknown() {
+    let a = analyse("X=$(id) ls");
+    let ls = a.commands.iter().find(|c| c.program == "ls").unwrap();
+    assert!(!ls.assignments[0].1.known);
+}
+
+#[test]
+fn redirects_are_recorded_and_quiet_targets_dropped() {
+    let a = analyse("cmd > out 2>> log < in &> all 2>/dev/null >&2 >/dev/stdout 2>&1");
+    let got: Vec<(Access, String)> = a.commands[0]
+        .redirects
+        .iter()
+        .map(|r| (r.access, r.target.text.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Access::Write, "out".into()),
+            (Access::Append, "log".into()),
+            (Access::Read, "in".into()),
+            (Access::Write, "all".into()),
+        ]
+    );
+}
+
+#[test]
+fn clobber_and_read_write_redirects_are_writes() {
+    let a = analyse("cmd >| a <> b &>> c");
+    let got: Vec<Access> = a.commands[0].redirects.iter().map(|r| r.access).collect();
+    assert_eq!(got, [Access::Write, Access::Write, Access::Append]);
+}
+
+#[test]
+fn group_redirects_apply_to_each_inner_command() {
+    let a = analyse("{ a; b; } > out");
+    assert!(
+        a.commands
+            .iter()
+            .all(|c| c.redirects.len() == 1 && c.redirects[0].target.text == "out")
+    );
+}
+
+#[test]
+fn redirect_target_from_a_variable_is_unknown() {
+    let a = analyse("echo x > \"$f\"");
+    assert!(!a.commands[0].redirects[0].target.known);
+}
+
+#[test]
+fn pipeline_positions_are_set() {
+    let a = analyse("a | b | c; d | e");
+    let pos: Vec<Option<(usize, usize)>> = a
+        .commands
+        .iter()
+        .map(|c| c.pipeline.map(|p| (p.id, p.stage)))
+        .collect();
+    assert_eq!(
+        pos,
+        [
+            Some((0, 0)),
+            Some((0, 1)),
+            Some((0, 2)),
+            Some((1, 0)),
+            Some((1, 1))
+        ]
+    );
+    assert_eq!(analyse("a && b").commands[1].pipeline, None);
+}
+
+#[test]
+fn pipeline_stage_inside_a_group_keeps_its_position() {
+    let a = analyse("curl x | { sh; }");
+    assert_eq!(a.commands[1].pipeline.map(|p| p.stage), Some(1));
+    assert_eq!(opaque("curl x | { sh; }"), [OpaqueReason::ShellFromStdin]);
+    assert_eq!(opaque("curl x | (bash)"), [OpaqueReason::ShellFromStdin]);
+}
+
+#[test]
+fn spans_point_into_the_original_input() {
+    let input = "ls -la && rm -rf x";
+    let a = analyse(input);
+    assert_eq!(&input[a.commands[0].span.clone()], "ls -la");
+    assert_eq!(&input[a.commands[1].span.clone()], "rm -rf x");
+}
+
+#[test]
+fn spans_are_bytes_with_multibyte_text() {
+    let input = "echo 日本 && rm 日本";
+    let a = analyse(input);
+    assert_eq!(&input[a.commands[1].span.clone()], "rm 日本");
+}
+
+#[test]
+fn nested_string_commands_carry_the_enclosing_span() {
+    let input = "ls; bash -c 'rm x'";
+    let a = analyse(input);
+    assert_eq!(&input[a.commands[1].span.clone()], "bash -c 'rm x'");
+    let input = "echo $(rm x)";
+    let a = analyse(input);
+    assert_eq!(&input[a.commands[0].span.clone()], "$(rm x)");
+}
+
+#[test]
+fn substitution_commands_come_before_their_command() {
+    assert_eq!(commands("echo $(a) $(b)"), ["a", "b", "echo ?$(a) ?$(b)"]);
+}
+
+#[test]
+fn su_with_the_command_after_the_user() {
+    assert_eq!(
+        commands("su root -c 'rm x'"),
+        ["su root -c rm x", "[su -c] rm x"]
+    );
+}
+
+#[test]
+fn privilege_wrappers_are_commands_too() {
+    for w in ["sudo", "doas", "pkexec"] {
+        let input = format!("{w} rm x");
+        let a = analyse(&input);
+        let programs: Vec<&str> = a.commands.iter().map(|c| c.program.as_str()).collect();
+        assert_eq!(programs, [w, "rm"], "{input}");
+    }
+}
+
+#[test]
+fn plain_wrappers_are_not_commands() {
+    for w in [
+        "env",
+        "nice",
+        "nohup",
+        "timeout 5",
+        "stdbuf -o0",
+        "command",
+        "exec",
+        "setsid",
+    ] {
+        let input = format!("{w} rm x");
+        assert_eq!(analyse(&input).commands.len(), 1, "{input}");
+    }
+}
+
+#[test]
+fn unknown_wrapper_option_fails_closed() {
+    assert_eq!(opaque("timeout --frob 5 rm x"), [OpaqueReason::Unsupported]);
+    assert_eq!(opaque("env --frob rm x"), [OpaqueReason::Unsupported]);
+}
+
+#[test]
+fn function_body_runs_with_redirects_of_the_call() {
+    let a = analyse("f() { rm x; }; f > out");
+    assert_eq!(a.commands[0].redirects[0].target.text, "out");
+}
+
+#[test]
+fn mutually_recursive_functions_end() {
+    assert_eq!(
+        opaque("f() { g; }; g() { f; }; f"),
+        [OpaqueReason::FunctionCall]
+    );
+}
+
+#[test]
+fn deep_eval_nesting_is_too_deep() {
+    let input = format!("{}rm x", "eval ".repeat(20));
+    let a = analyse(&input);
+    assert_eq!(opaque(&input), [OpaqueReason::TooDeep], "{:?}", a.opaque);
+    assert!(a.commands.is_empty());
+}
+
+#[test]
+fn moderate_sh_c_nesting_is_followed() {
+    let mut s = "rm x".to_owned();
+    for _ in 0..5 {
+        s = format!("sh -c {}", shell_quote(&s));
+    }
+    let a = analyse(&s);
+    assert_eq!(a.commands.len(), 1);
+    assert_eq!(a.commands[0].program, "rm");
+    assert_eq!(a.commands[0].via.len(), 5);
+    let input = format!("{}rm x", "eval ".repeat(15));
+    assert_eq!(commands(&input).len(), 1);
+}
+
+#[test]
+fn long_function_chains_stop_at_the_depth_limit() {
+    let mut input: String = (0..30)
+        .map(|i| format!("f{i}() {{ f{}; }}; ", i + 1))
+        .collect();
+    input.push_str("f30() { rm x; }; f0");
+    assert_eq!(opaque(&input), [OpaqueReason::FunctionCall]);
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[test]
+fn opaque_text_is_bounded() {
+    let input = format!("python3 -c '{}'", "x".repeat(5000));
+    let a = analyse(&input);
+    assert!(a.opaque[0].text.chars().count() <= 201);
+}
