@@ -107,7 +107,8 @@ impl Cell {
         }
     }
 
-    fn outcome(&self) -> Option<&str> {
+    /// The outcome, if measured and one was recorded.
+    pub fn outcome(&self) -> Option<&str> {
         match self {
             Cell::Measured { outcome, .. } => outcome.as_deref(),
             _ => None,

@@ -68,6 +68,26 @@ struct Budgets {
     compile: Duration,
 }
 
+/// What every size shares: engines' fixed parts and budgets.
+struct Env {
+    validator: Validator,
+    schema: cedar_policy::Schema,
+    authorizer: Authorizer,
+    ctx: warden_policy::Context,
+    budgets: Budgets,
+}
+
+/// Rows and notes collected over the sizes.
+#[derive(Default)]
+struct Collected {
+    decide: Vec<Row>,
+    end_to_end: Vec<Row>,
+    compile: Vec<Row>,
+    hand_built: bool,
+    e2e_differs: Vec<String>,
+    compile_errors: Vec<String>,
+}
+
 /// Runs every row and returns the report.
 ///
 /// # Errors
@@ -85,71 +105,41 @@ pub fn run(opts: &Options) -> Result<Report, BenchError> {
         }
     };
     let (validator, schema) = cedar_side::validator()?;
-    let authorizer = Authorizer::new();
-    let ctx = warden_side::context();
-    let mut notes = Vec::new();
-    let (mut decide_rows, mut e2e_rows, mut compile_rows) = (vec![], vec![], vec![]);
-    let mut hand_built = false;
-    let mut compile_errors = Vec::new();
-
+    let env = Env {
+        validator,
+        schema,
+        authorizer: Authorizer::new(),
+        ctx: warden_side::context(),
+        budgets,
+    };
+    let mut got = Collected::default();
     for n in SIZES {
-        let generated = rules::generate(n);
-        let files = rules::warden_files(&generated);
-        let cedar_text = rules::cedar_text(&generated);
-        let cedar_set = cedar_side::policy_set(&cedar_text, &validator)?;
-        let layers = warden_side::layers(&files);
-        let warden = warden_side::try_compile(&layers);
-        if let Err(e) = &warden {
-            compile_errors.push(format!("{n} rules: {e}"));
-        }
-        for case in commands::cases(&generated)? {
-            let request = cedar_side::exec_request(&case.argv, &schema)?;
-            let cedar_permits = cedar_side::checked_decide(&authorizer, &cedar_set, &request)?;
-            let (analysis, source) = warden_side::analysis_for(&case.argv);
-            hand_built |= source == AnalysisSource::HandBuilt;
-            let warden_verdict = warden
-                .as_ref()
-                .ok()
-                .map(|set| warden_side::verdict(set, &analysis, &ctx));
-            check(&case, n, warden_verdict, cedar_permits)?;
-
-            let ours = match &warden {
-                Ok(set) => measured(
-                    measure(budgets.call, || {
-                        warden_side::decide(set, black_box(&analysis), &ctx)
-                    }),
-                    warden_verdict.map(WVerdict::as_str),
-                ),
-                Err(_) => Cell::Missing(String::from("no compile")),
-            };
-            let peer = measured(
-                measure(budgets.call, || {
-                    authorizer
-                        .is_authorized(black_box(&request.request), &cedar_set, &request.entities)
-                        .decision()
-                }),
-                Some(if cedar_permits { "allow" } else { "deny" }),
-            );
-            decide_rows.push(row("decide", case.name, Some(n), ours, peer));
-            e2e_rows.push(end_to_end(&warden, &case, n, &ctx, &budgets));
-        }
-        compile_rows.push(compile_row(&layers, &cedar_text, &validator, n, &budgets));
+        one_size(n, &env, &mut got)?;
     }
 
-    notes.extend(header_notes(opts));
-    if hand_built {
+    let mut notes = header_notes(opts);
+    if got.hand_built {
         notes.push(String::from(
             "NOTE: `decide` rows use a hand-built one-command analysis: warden_shell::analyse did \
              not return the expected single command (analyser not built yet?)",
         ));
     }
-    for e in &compile_errors {
+    if !got.e2e_differs.is_empty() {
+        notes.push(format!(
+            "NOTE: analyse+decide decided otherwise than decide on the pre-analysed request: {}",
+            got.e2e_differs.join(", ")
+        ));
+    }
+    for e in &got.compile_errors {
         notes.push(format!("NOTE: warden compile failed, {e}"));
     }
-    let mut rows = decide_rows;
-    rows.extend(e2e_rows);
-    rows.extend(compile_rows);
-    rows.extend(analyse_rows(&budgets));
+    if !notes.last().is_some_and(String::is_empty) {
+        notes.push(String::new());
+    }
+    let mut rows = got.decide;
+    rows.extend(got.end_to_end);
+    rows.extend(got.compile);
+    rows.extend(analyse_rows(&env.budgets));
     Ok(Report {
         bench: "policy",
         ours: "warden",
@@ -159,15 +149,78 @@ pub fn run(opts: &Options) -> Result<Report, BenchError> {
     })
 }
 
+/// Generates `n` rules, checks the engines agree on every request, then measures.
+fn one_size(n: usize, env: &Env, got: &mut Collected) -> Result<(), BenchError> {
+    let generated = rules::generate(n);
+    let files = rules::warden_files(&generated);
+    let cedar_text = rules::cedar_text(&generated);
+    let cedar_set = cedar_side::policy_set(&cedar_text, &env.validator)?;
+    let layers = warden_side::layers(&files);
+    let warden = warden_side::try_compile(&layers);
+    if let Err(e) = &warden {
+        got.compile_errors.push(format!("{n} rules: {e}"));
+    }
+    for case in commands::cases(&generated)? {
+        let request = cedar_side::exec_request(&case.argv, &env.schema)?;
+        let cedar_permits = cedar_side::checked_decide(&env.authorizer, &cedar_set, &request)?;
+        let (analysis, source) = warden_side::analysis_for(&case.argv);
+        got.hand_built |= source == AnalysisSource::HandBuilt;
+        let warden_verdict = warden
+            .as_ref()
+            .ok()
+            .map(|set| warden_side::verdict(set, &analysis, &env.ctx));
+        check(&case, n, warden_verdict, cedar_permits)?;
+
+        let ours = match &warden {
+            Ok(set) => measured(
+                measure(env.budgets.call, || {
+                    warden_side::decide(set, black_box(&analysis), &env.ctx)
+                }),
+                warden_verdict.map(WVerdict::as_str),
+            ),
+            Err(_) => Cell::Missing(String::from("no compile")),
+        };
+        let peer = measured(
+            measure(env.budgets.call, || {
+                env.authorizer
+                    .is_authorized(black_box(&request.request), &cedar_set, &request.entities)
+                    .decision()
+            }),
+            Some(if cedar_permits { "allow" } else { "deny" }),
+        );
+        got.decide
+            .push(row("decide", case.name, Some(n), ours, peer));
+        got.end_to_end
+            .push(end_to_end(&warden, &case, n, &env.ctx, &env.budgets));
+    }
+    got.compile.push(compile_row(
+        &layers,
+        &cedar_text,
+        &env.validator,
+        n,
+        &env.budgets,
+    ));
+    got.compile
+        .push(cedar_parse_row(&cedar_text, n, &env.budgets));
+    Ok(())
+}
+
 fn header_notes(opts: &Options) -> Vec<String> {
+    // Other work on the machine inflates wall-clock samples; say how busy it was.
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| String::from("unknown"));
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
     let build = if cfg!(debug_assertions) {
         "DEBUG build (numbers meaningless)"
     } else {
         "release"
     };
-    let mut notes = vec![
+    let notes = vec![
         format!(
-            "warden-bench policy: {build}, cedar-policy {}, rule sets from one generator (seed {:#x}){}",
+            "warden-bench policy: {build}, cedar-policy {}, {cpus} cpus, load {load} at start, \
+             rule sets from one generator (seed {:#x}){}",
             env!("CEDAR_VERSION"),
             rules::SEED,
             if opts.quick { ", --quick budgets" } else { "" },
@@ -185,7 +238,6 @@ fn header_notes(opts: &Options) -> Vec<String> {
              compile vs cedar PolicySet::from_str + strict validation",
         ),
     ];
-    notes.push(String::new());
     notes
 }
 
@@ -275,6 +327,17 @@ fn compile_row(
         None,
     );
     row("compile", "parse+validate+compile", Some(n), ours, peer)
+}
+
+/// Cedar's parse alone, to show what its validation costs.
+fn cedar_parse_row(cedar_text: &str, n: usize, budgets: &Budgets) -> Row {
+    let peer = measured(
+        measure(budgets.compile, || {
+            <cedar_policy::PolicySet as std::str::FromStr>::from_str(black_box(cedar_text)).is_ok()
+        }),
+        None,
+    );
+    row("compile", "cedar parse only", Some(n), Cell::None, peer)
 }
 
 fn analyse_rows(budgets: &Budgets) -> Vec<Row> {
