@@ -17,8 +17,40 @@ pub(crate) fn basename(s: &str) -> String {
 
 /// Resolves one raw simple command and records everything it runs.
 pub(crate) fn run(ctx: &mut Ctx<'_>, raw: RawCommand) {
+    check_assignments(ctx, &raw.assignments, &raw.span);
     let via = ctx.via.clone();
     resolve(ctx, raw, via);
+}
+
+/// Variables that change which program runs or what a shell runs first (`PATH=. ls`,
+/// `BASH_ENV=x bash -c ...`, `LD_PRELOAD=...`).
+const RISKY_VARIABLES: &[&str] = &[
+    "PATH",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "IFS",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PROMPT_COMMAND",
+    "BASH_LOADABLES_PATH",
+];
+
+/// An assignment to one of [`RISKY_VARIABLES`] is opaque (`unsupported`): what runs next is
+/// no longer what the words say.
+pub(crate) fn check_assignments(
+    ctx: &mut Ctx<'_>,
+    assignments: &[(String, Word)],
+    span: &std::ops::Range<usize>,
+) {
+    for (name, value) in assignments {
+        if RISKY_VARIABLES.contains(&name.as_str()) {
+            let text = format!("{name}={}", value.text);
+            ctx.opaque(OpaqueReason::Unsupported, &text, span.clone());
+        }
+    }
 }
 
 /// Records `raw` as a simple command.
@@ -245,6 +277,7 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
         return Peeled::Done;
     }
     raw.argv = inner;
+    check_assignments(ctx, &parsed.assignments, &raw.span);
     raw.assignments.extend(parsed.assignments);
     via.push(label);
     Peeled::Again

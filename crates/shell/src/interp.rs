@@ -45,6 +45,32 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
         }
         "watch" => watch(ctx, &raw, via),
+        "export" | "declare" | "typeset" | "readonly" | "local" => {
+            emit(ctx, &raw, via);
+            let assignments: Vec<(String, Word)> = raw
+                .argv
+                .iter()
+                .skip(1)
+                .filter_map(|w| {
+                    let (name, value) = w.text.split_once('=')?;
+                    let value = Word {
+                        text: value.to_owned(),
+                        known: w.known,
+                    };
+                    Some((name.trim_end_matches('+').to_owned(), value))
+                })
+                .collect();
+            crate::command::check_assignments(ctx, &assignments, &raw.span);
+        }
+        "hash"
+            if raw
+                .argv
+                .iter()
+                .any(|w| w.text.starts_with("-p") || !w.known) =>
+        {
+            emit(ctx, &raw, via);
+            ctx.opaque(OpaqueReason::Unsupported, "hash -p", raw.span.clone());
+        }
         _ => {
             emit(ctx, &raw, via);
             interpreter(ctx, program, &raw);

@@ -224,6 +224,15 @@ impl<'a> Ctx<'a> {
             }
             ast::Command::Function(f) => {
                 let name = words::resolve(&f.fname.value).word.text;
+                if name == "command_not_found_handle" {
+                    // Bash calls it for any command it cannot find: it may run at any time.
+                    let span = self.span(loc(f.fname.loc.as_ref()));
+                    let saved = self.span_override.replace(span);
+                    self.via.push(format!("function {name}"));
+                    self.function_body(&f.body);
+                    self.via.pop();
+                    self.span_override = saved;
+                }
                 self.functions.insert(name, f.body.clone());
             }
             ast::Command::ExtendedTest(t, _) => self.extended_test(&t.expr),

@@ -236,3 +236,42 @@ fn opaque_text_is_bounded() {
     let a = analyse(&input);
     assert!(a.opaque[0].text.chars().count() <= 201);
 }
+
+#[test]
+fn assignments_that_change_what_runs_are_opaque() {
+    for input in [
+        "PATH=/tmp:$PATH git status",
+        "export PATH=.; ls",
+        "env LD_PRELOAD=x.so ls",
+        "BASH_ENV=./x.sh bash -c ls",
+        "sudo LD_LIBRARY_PATH=/tmp ls",
+        "IFS=/ ls",
+    ] {
+        assert!(
+            opaque(input).contains(&OpaqueReason::Unsupported),
+            "{input}"
+        );
+    }
+    assert!(opaque("FOO=1 ls; export X=2").is_empty());
+}
+
+#[test]
+fn hash_p_is_opaque() {
+    assert_eq!(
+        opaque("hash -p /bin/rm ls; ls"),
+        [OpaqueReason::Unsupported]
+    );
+}
+
+#[test]
+fn command_not_found_handle_body_counts_when_defined() {
+    assert_eq!(
+        commands("command_not_found_handle() { rm -rf /; }; zzz"),
+        ["[function command_not_found_handle] rm -rf /", "zzz"]
+    );
+}
+
+#[test]
+fn process_substitution_words_are_unknown() {
+    assert_eq!(commands("diff <(a) >(b)"), ["a", "b", "diff ?<(a) ?>(b)"]);
+}
