@@ -13,6 +13,7 @@ mod attach;
 mod build;
 mod errors;
 mod lex;
+mod recover;
 mod rules;
 mod same;
 pub(crate) mod values;
@@ -29,6 +30,12 @@ pub const MAX_POLICY_BYTES: usize = 1024 * 1024;
 
 /// Diagnostics reported per file at most (each holds a copy of the text).
 const MAX_DIAGNOSTICS: usize = 20;
+
+/// Syntax errors reported per file at most; each one after the first costs a parse.
+const MAX_SYNTAX_ERRORS: usize = 5;
+
+/// Files larger than this stop at their first syntax error, to bound the cost of recovery.
+const RECOVERY_BYTES: usize = 64 * 1024;
 
 /// pest calls allowed per parse. A valid 1 MiB policy needs far fewer; the cap is there so that
 /// a grammar change that made backtracking explode fails visibly instead of hanging.
@@ -47,8 +54,8 @@ pub(crate) use grammar::Rule;
 /// Parses one policy file.
 ///
 /// # Errors
-/// Every syntax error, with file, line and column: [`Code::Source`] for input over
-/// [`MAX_POLICY_BYTES`] or containing NUL bytes, [`Code::Parse`] for text that does not follow
+/// Every syntax error, with file, line and column: [`Code::Source`] for input over 1 MiB
+/// or containing NUL bytes, [`Code::Parse`] for text that does not follow
 /// the grammar, [`Code::BadValue`] for malformed limits, [`Code::Version`] for a version that
 /// does not fit.
 ///
@@ -61,23 +68,47 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
     check_source(file, text)?;
     pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
     let lexical = lex::check(file, text);
-    let root = match grammar::PolicyParser::parse(Rule::file, text) {
-        Ok(mut pairs) => pairs.next(),
-        Err(err) => {
-            let syntax = errors::from_pest(file, text, &detailed(text).unwrap_or(err));
-            return Err(merge(lexical, vec![syntax], true));
+    let mut syntax = Vec::new();
+    // After a syntax error on a line that opens or closes no brace, that line is blanked and
+    // the text parsed again, to report a few more errors at once. Offsets do not move.
+    let mut current = String::new();
+    loop {
+        let source = if syntax.is_empty() {
+            text
+        } else {
+            current.as_str()
+        };
+        let pairs = match grammar::PolicyParser::parse(Rule::file, source) {
+            Ok(pairs) => pairs,
+            Err(err) => {
+                let err = detailed(source).unwrap_or(err);
+                let pos = errors::position(&err);
+                syntax.push(errors::from_pest(file, text, &err));
+                let more = syntax.len() < MAX_SYNTAX_ERRORS && text.len() <= RECOVERY_BYTES;
+                if syntax.len() == 1 {
+                    current = text.to_string();
+                }
+                if more && recover::blank_line(&mut current, pos) {
+                    continue;
+                }
+                return Err(merge(lexical, syntax, Vec::new()));
+            }
+        };
+        let mut builder = build::Builder::new(file, text);
+        let empty = Policy {
+            statements: Vec::new(),
+            trailing_comments: Vec::new(),
+        };
+        let policy = pairs
+            .into_iter()
+            .next()
+            .map_or(empty, |root| builder.file(root));
+        let built = builder.finish(policy);
+        if syntax.is_empty() && lexical.is_empty() {
+            return built;
         }
-    };
-    let Some(root) = root else {
-        let d = Diagnostic::new(Code::Parse, file, text, 0..0, "the parser produced no tree");
-        return Err(Diagnostics(vec![d]));
-    };
-    let mut builder = build::Builder::new(file, text);
-    let policy = builder.file(root);
-    match builder.finish(policy) {
-        Ok(policy) if lexical.is_empty() => Ok(policy),
-        Ok(_) => Err(merge(lexical, Vec::new(), false)),
-        Err(Diagnostics(found)) => Err(merge(lexical, found, false)),
+        let found = built.err().map(|d| d.0).unwrap_or_default();
+        return Err(merge(lexical, syntax, found));
     }
 }
 
@@ -90,17 +121,19 @@ fn detailed(text: &str) -> Option<pest::error::Error<Rule>> {
     result
 }
 
-/// Lexical and later errors in source order, without repeats. A syntax error after the first
-/// lexical one is most likely its consequence (`consequence`), and is dropped.
-fn merge(lexical: Vec<Diagnostic>, later: Vec<Diagnostic>, consequence: bool) -> Diagnostics {
+/// Lexical, syntax and tree-building errors in source order, without repeats. A syntax error
+/// at or after the first lexical one is most likely its consequence, and is dropped.
+fn merge(lexical: Vec<Diagnostic>, syntax: Vec<Diagnostic>, built: Vec<Diagnostic>) -> Diagnostics {
     let first_lexical = lexical.first().map(|d| d.span.start);
+    let syntax = syntax
+        .into_iter()
+        .filter(|d| !first_lexical.is_some_and(|at| d.span.start >= at));
     let mut all = lexical;
-    for d in later {
-        let dropped = consequence && first_lexical.is_some_and(|at| d.span.start >= at);
+    for d in syntax.chain(built) {
         let repeated = all
             .iter()
             .any(|e| e.span == d.span && e.message == d.message);
-        if !dropped && !repeated {
+        if !repeated {
             all.push(d);
         }
     }

@@ -160,12 +160,17 @@ fn found_at(text: &str, pos: usize) -> (String, Option<String>) {
     (format!("`{shown}`"), is_word(first).then_some(word))
 }
 
-/// Converts a pest error.
-pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic {
-    let pos = match err.location {
+/// Where a pest error stands.
+pub(crate) fn position(err: &Error<Rule>) -> usize {
+    match err.location {
         InputLocation::Pos(p) => p,
         InputLocation::Span((s, _)) => s,
-    };
+    }
+}
+
+/// Converts a pest error.
+pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic {
+    let pos = position(err);
     let positives: Vec<Rule> = match &err.variant {
         ErrorVariant::ParsingError { positives, .. } => positives.clone(),
         ErrorVariant::CustomError { message } => {

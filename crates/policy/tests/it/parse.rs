@@ -537,3 +537,14 @@ fn diagnostics_are_capped() {
     assert_eq!(e.0.len(), 20);
     assert!(e.0.windows(2).all(|w| w[0].span.start < w[1].span.start));
 }
+
+#[test]
+fn several_syntax_errors_are_reported_at_once() {
+    let text = "version 1\nalow exec ls\ntier read: allow {\n    exce ls\n    exec cat\n}\ndefault mayb\nlimits { timeout 1x }\n";
+    let e = parse("t", text).unwrap_err();
+    let got: Vec<String> = e.0.iter().map(|d| format!("{}:{} {}", d.line, d.column, d.code)).collect();
+    assert_eq!(got, ["2:1 warden::parse", "4:5 warden::parse", "7:9 warden::parse", "8:19 warden::bad-value"]);
+    // A line that opens a body is not skipped: nothing after it is guessed at.
+    let e = parse("t", "tier read allow {\n    exce ls\n}\n").unwrap_err();
+    assert_eq!(e.0.len(), 1);
+}
