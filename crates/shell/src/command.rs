@@ -183,92 +183,8 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
     };
     let mut inner = rest(raw, parsed.start);
     let label = program.to_owned();
-    match program {
-        "command" if wrappers::has(&parsed, &["v", "V"]) => {
-            emit(ctx, raw, via);
-            return Peeled::Done;
-        }
-        "env" => {
-            if let Some(s) = wrappers::value(&parsed, &["S", "split-string"]) {
-                let mut text = s.text.clone();
-                for w in &inner {
-                    text.push(' ');
-                    text.push_str(&quote(&w.text));
-                }
-                string_or_dynamic(
-                    ctx,
-                    s.known && inner.iter().all(|w| w.known),
-                    &text,
-                    "env -S",
-                    raw,
-                    via,
-                );
-                return Peeled::Done;
-            }
-        }
-        "su" | "runuser" => {
-            let late = late_command_option(raw, parsed.start);
-            let given = wrappers::value(&parsed, &["c", "command", "C", "session-command"]);
-            if let Some(s) = given.cloned().or(late) {
-                let label = format!("{program} -c");
-                string_or_dynamic(ctx, s.known, &s.text, &label, raw, via);
-                return Peeled::Done;
-            }
-            if program == "runuser" && wrappers::has(&parsed, &["u", "user"]) && !inner.is_empty() {
-                // `runuser -u USER cmd args`: command mode.
-            } else {
-                ctx.opaque(OpaqueReason::ShellFromStdin, program, raw.span.clone());
-                return Peeled::Done;
-            }
-        }
-        "sudo" | "doas"
-            if inner.is_empty() && wrappers::has(&parsed, &["s", "i", "shell", "login"]) =>
-        {
-            ctx.opaque(OpaqueReason::ShellFromStdin, program, raw.span.clone());
-            return Peeled::Done;
-        }
-        "flock" => {
-            if let Some(s) = wrappers::value(&parsed, &["c", "command"]) {
-                string_or_dynamic(ctx, s.known, &s.text.clone(), "flock -c", raw, via);
-                return Peeled::Done;
-            }
-        }
-        "xargs" => {
-            if inner.is_empty() {
-                inner.push(Word {
-                    text: "echo".to_owned(),
-                    known: true,
-                });
-            }
-            if let Some(r) = wrappers::value(&parsed, &["I", "i", "replace"]) {
-                let r = r.text.clone();
-                for w in &mut inner {
-                    if !r.is_empty() && w.text.contains(&r) {
-                        w.known = false;
-                    }
-                }
-            } else {
-                inner.push(Word {
-                    text: "<xargs input>".to_owned(),
-                    known: false,
-                });
-            }
-            raw.stdin = Stdin::Inherited;
-        }
-        "ionice" if wrappers::has(&parsed, &["p", "P", "u", "pid", "pgid", "uid"]) => {
-            emit(ctx, raw, via);
-            return Peeled::Done;
-        }
-        "taskset" if wrappers::has(&parsed, &["p", "pid"]) => {
-            emit(ctx, raw, via);
-            return Peeled::Done;
-        }
-        "strace" | "ltrace" if wrappers::has(&parsed, &["p"]) => {
-            emit(ctx, raw, via);
-            return Peeled::Done;
-        }
-        "doas" if wrappers::has(&parsed, &["C"]) => return Peeled::Done,
-        _ => {}
+    if special(ctx, program, &parsed, raw, via, &mut inner) {
+        return Peeled::Done;
     }
     if inner.is_empty() {
         if !spec.privileged {
@@ -281,6 +197,106 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
     raw.assignments.extend(parsed.assignments);
     via.push(label);
     Peeled::Again
+}
+
+/// Wrapper-specific cases: `command -v`, `env -S`, `su -c`, `sudo -i`, `flock -c`, `xargs`,
+/// and the forms that run no command. True when the command was fully handled.
+fn special(
+    ctx: &mut Ctx<'_>,
+    program: &str,
+    parsed: &wrappers::Parsed,
+    raw: &mut RawCommand,
+    via: &[String],
+    inner: &mut Vec<Word>,
+) -> bool {
+    match program {
+        "command" if wrappers::has(parsed, &["v", "V"]) => {
+            emit(ctx, raw, via);
+            return true;
+        }
+        "env" => {
+            if let Some(s) = wrappers::value(parsed, &["S", "split-string"]) {
+                let mut text = s.text.clone();
+                for w in inner.iter() {
+                    text.push(' ');
+                    text.push_str(&quote(&w.text));
+                }
+                string_or_dynamic(
+                    ctx,
+                    s.known && inner.iter().all(|w| w.known),
+                    &text,
+                    "env -S",
+                    raw,
+                    via,
+                );
+                return true;
+            }
+        }
+        "su" | "runuser" => {
+            let late = late_command_option(raw, parsed.start);
+            let given = wrappers::value(parsed, &["c", "command", "C", "session-command"]);
+            if let Some(s) = given.cloned().or(late) {
+                let label = format!("{program} -c");
+                string_or_dynamic(ctx, s.known, &s.text, &label, raw, via);
+                return true;
+            }
+            if program == "runuser" && wrappers::has(parsed, &["u", "user"]) && !inner.is_empty() {
+                // `runuser -u USER cmd args`: command mode.
+            } else {
+                ctx.opaque(OpaqueReason::ShellFromStdin, program, raw.span.clone());
+                return true;
+            }
+        }
+        "sudo" | "doas"
+            if inner.is_empty() && wrappers::has(parsed, &["s", "i", "shell", "login"]) =>
+        {
+            ctx.opaque(OpaqueReason::ShellFromStdin, program, raw.span.clone());
+            return true;
+        }
+        "flock" => {
+            if let Some(s) = wrappers::value(parsed, &["c", "command"]) {
+                string_or_dynamic(ctx, s.known, &s.text.clone(), "flock -c", raw, via);
+                return true;
+            }
+        }
+        "xargs" => {
+            if inner.is_empty() {
+                inner.push(Word {
+                    text: "echo".to_owned(),
+                    known: true,
+                });
+            }
+            if let Some(r) = wrappers::value(parsed, &["I", "i", "replace"]) {
+                let r = r.text.clone();
+                for w in inner.iter_mut() {
+                    if !r.is_empty() && w.text.contains(&r) {
+                        w.known = false;
+                    }
+                }
+            } else {
+                inner.push(Word {
+                    text: "<xargs input>".to_owned(),
+                    known: false,
+                });
+            }
+            raw.stdin = Stdin::Inherited;
+        }
+        "ionice" if wrappers::has(parsed, &["p", "P", "u", "pid", "pgid", "uid"]) => {
+            emit(ctx, raw, via);
+            return true;
+        }
+        "taskset" if wrappers::has(parsed, &["p", "pid"]) => {
+            emit(ctx, raw, via);
+            return true;
+        }
+        "strace" | "ltrace" if wrappers::has(parsed, &["p"]) => {
+            emit(ctx, raw, via);
+            return true;
+        }
+        "doas" if wrappers::has(parsed, &["C"]) => return true,
+        _ => {}
+    }
+    false
 }
 
 /// `su USER -c STRING`: options may follow the user name.
