@@ -127,7 +127,7 @@ fn merge(lexical: Vec<Diagnostic>, syntax: Vec<Diagnostic>, built: Vec<Diagnosti
     let first_lexical = lexical.first().map(|d| d.span.start);
     let syntax = syntax
         .into_iter()
-        .filter(|d| !first_lexical.is_some_and(|at| d.span.start >= at));
+        .filter(|d| first_lexical.is_none_or(|at| d.span.start < at));
     let mut all = lexical;
     for d in syntax.chain(built) {
         let repeated = all
@@ -174,3 +174,4 @@ fn check_source(file: &str, text: &str) -> Result<(), Diagnostics> {
     }
     Ok(())
 }
+
