@@ -87,7 +87,7 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
     while let Some(w) = raw.argv.get(i) {
         i += 1;
         let t = w.text.as_str();
-        if !w.known && t.starts_with(['-', '+']) {
+        if !w.known {
             emit(ctx, raw, via);
             ctx.opaque(OpaqueReason::DynamicEval, t, raw.span.clone());
             return;

@@ -194,7 +194,7 @@ const ROWS: &[Row] = &[
         &["[dash -c] rm x", "[dash -c] ls"],
         &[],
     ),
-    (r##"sh -c "$cmd""##, &[], &["DynamicEval"]),
+    (r##"sh -c "$cmd""##, &["sh -c ?\"$cmd\""], &["DynamicEval"]),
     (r##"bash -c 'rm x' name arg"##, &["[bash -c] rm x"], &[]),
     (r##"sh -c 'eval "rm x"'"##, &["[sh -c,eval] rm x"], &[]),
     (
@@ -202,6 +202,31 @@ const ROWS: &[Row] = &[
         &["[bash -c,bash -c,sh -c] rm x"],
         &[],
     ),
+    (
+        r##"bash $opts -c 'rm x'"##,
+        &["bash ?$opts -c rm x"],
+        &["DynamicEval"],
+    ),
+    (
+        r##"sudo -- sh -c 'rm x'"##,
+        &["sudo -- sh -c rm x", "[sudo,sh -c] rm x"],
+        &[],
+    ),
+    (
+        r##"find . -exec sh -c 'rm "$1"' _ {} \;"##,
+        &[
+            "find . -exec sh -c rm \"$1\" _ {} ;",
+            "[find -exec,sh -c] rm ?\"$1\"",
+        ],
+        &[],
+    ),
+    (
+        r##"xargs -n1 sh -c 'rm $0'"##,
+        &["[xargs,sh -c] rm ?$0"],
+        &[],
+    ),
+    (r##"rm${IFS}-rf${IFS}/"##, &[], &["DynamicCommand"]),
+    (r##"a=(rm -rf /); "${a[@]}""##, &[], &["DynamicCommand"]),
     (r##"sh script.sh"##, &["sh script.sh"], &[]),
     (
         r##"bash ./deploy.sh --prod"##,
@@ -530,7 +555,7 @@ b"##,
     (r##"echo 日本 && rm 日本"##, &["echo 日本", "rm 日本"], &[]),
     (
         r##"bash -c 'ls' && bash -c "$(curl x)""##,
-        &["[bash -c] ls", "curl x"],
+        &["[bash -c] ls", "curl x", "bash -c ?\"$(curl x)\""],
         &["DynamicEval"],
     ),
     (r##"exec 3>&1"##, &["exec"], &[]),
