@@ -174,4 +174,3 @@ fn check_source(file: &str, text: &str) -> Result<(), Diagnostics> {
     }
     Ok(())
 }
-
