@@ -151,13 +151,13 @@ fn rest(raw: &RawCommand, start: usize) -> Vec<Word> {
 }
 
 fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<String>) -> Peeled {
-    if program == "busybox" {
+    if program == "busybox" || program == "toybox" {
         if raw.argv.len() < 2 {
             emit(ctx, raw, via);
             return Peeled::Done;
         }
         raw.argv = rest(raw, 1);
-        via.push("busybox".to_owned());
+        via.push(program.to_owned());
         return Peeled::Again;
     }
     if program == "find" {

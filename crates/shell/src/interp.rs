@@ -12,7 +12,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
     }
     match program {
         "eval" => {
-            let args = raw.argv.get(1..).unwrap_or_default();
+            let mut args = raw.argv.get(1..).unwrap_or_default();
+            if args.first().is_some_and(|w| w.known && w.text == "--") {
+                args = args.get(1..).unwrap_or_default();
+            }
             if args.is_empty() {
                 return;
             }

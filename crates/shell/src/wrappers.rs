@@ -102,7 +102,7 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
             ],
             long_flag: &["login", "preserve-environment", "fast", "pty"],
             privileged: true,
-            ..spec("ugGcCsw", "lmpfP")
+            ..spec("ugGcCsw", "lmpfP-")
         },
         "env" => Spec {
             long_val: &["unset", "chdir", "split-string"],
@@ -116,7 +116,7 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
                 "list-signal-handling",
             ],
             assignments: true,
-            ..spec("uCS", "i0v")
+            ..spec("uCS", "i0v-")
         },
         "nice" => Spec {
             long_val: &["adjustment"],
@@ -226,6 +226,11 @@ pub(crate) fn parse(spec: &Spec, argv: &[Word]) -> Result<Parsed, String> {
         let t = w.text.as_str();
         if !options_done && t == "--" && w.known {
             options_done = true;
+            i += 1;
+            continue;
+        }
+        if !options_done && t == "-" && w.known && spec.short_flag.contains('-') {
+            p.opts.push(("-".to_owned(), None));
             i += 1;
             continue;
         }

@@ -227,6 +227,17 @@ const ROWS: &[Row] = &[
     ),
     (r##"rm${IFS}-rf${IFS}/"##, &[], &["DynamicCommand"]),
     (r##"a=(rm -rf /); "${a[@]}""##, &[], &["DynamicCommand"]),
+    (r##"env - rm -rf /"##, &["[env] rm -rf /"], &[]),
+    (
+        r##"su - root -c "rm x""##,
+        &["su - root -c rm x", "[su -c] rm x"],
+        &[],
+    ),
+    (r##"eval -- 'rm x'"##, &["[eval] rm x"], &[]),
+    (r##"toybox rm x"##, &["[toybox] rm x"], &[]),
+    (r##"\sudo rm x"##, &["sudo rm x", "[sudo] rm x"], &[]),
+    (r##"/usr/bin/env /bin/rm x"##, &["[env] /bin/rm x"], &[]),
+    (r##"builtin eval 'rm x'"##, &["[builtin,eval] rm x"], &[]),
     (r##"sh script.sh"##, &["sh script.sh"], &[]),
     (
         r##"bash ./deploy.sh --prod"##,
