@@ -340,28 +340,45 @@ fn cedar_parse_row(cedar_text: &str, n: usize, budgets: &Budgets) -> Row {
     row("compile", "cedar parse only", Some(n), Cell::None, peer)
 }
 
+/// Stack size `warden_shell::analyse` gives its parsing thread (a private constant there).
+const ANALYSER_STACK: usize = 256 * 1024 * 1024;
+
 fn analyse_rows(budgets: &Budgets) -> Vec<Row> {
-    commands::TYPICAL
-        .iter()
-        .map(|cmd| {
-            let a = warden_shell::analyse(cmd);
-            let outcome = format!(
-                "{} cmd{}",
-                a.commands.len(),
-                if a.opaque.is_empty() {
-                    String::new()
-                } else {
-                    format!(" +{} opaque", a.opaque.len())
-                }
-            );
-            let summary = measure(budgets.call, || warden_shell::analyse(black_box(cmd)));
-            row(
-                "analyse",
-                &commands::label(cmd, 40),
-                None,
-                measured(summary, Some(&outcome)),
-                Cell::None,
-            )
-        })
-        .collect()
+    // The floor under every analysis: `analyse` parses on a fresh thread with a large stack.
+    let floor = measure(budgets.call, || {
+        std::thread::Builder::new()
+            .stack_size(ANALYSER_STACK)
+            .spawn(|| black_box(1u8))
+            .map(std::thread::JoinHandle::join)
+            .is_ok()
+    });
+    let floor_row = row(
+        "analyse",
+        "(floor: empty thread, 256 MiB stack)",
+        None,
+        measured(floor, None),
+        Cell::None,
+    );
+    let mut rows = vec![floor_row];
+    rows.extend(commands::TYPICAL.iter().map(|cmd| {
+        let a = warden_shell::analyse(cmd);
+        let outcome = format!(
+            "{} cmd{}",
+            a.commands.len(),
+            if a.opaque.is_empty() {
+                String::new()
+            } else {
+                format!(" +{} opaque", a.opaque.len())
+            }
+        );
+        let summary = measure(budgets.call, || warden_shell::analyse(black_box(cmd)));
+        row(
+            "analyse",
+            &commands::label(cmd, 40),
+            None,
+            measured(summary, Some(&outcome)),
+            Cell::None,
+        )
+    }));
+    rows
 }
