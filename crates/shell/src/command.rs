@@ -114,6 +114,11 @@ fn call_function(ctx: &mut Ctx<'_>, name: &str, raw: &RawCommand, via: &[String]
     let Some(body) = ctx.functions.get(name).cloned() else {
         return;
     };
+    // Each expansion counts against the parse budget: `f1() { f2; f2; }; ...` doubles.
+    ctx.parses += 1;
+    if ctx.over_budget() {
+        return;
+    }
     if ctx.calling.contains(name) || ctx.depth + 1 > crate::walk::MAX_DEPTH {
         ctx.opaque(OpaqueReason::FunctionCall, name, raw.span.clone());
         return;

@@ -144,18 +144,26 @@ fn check_nesting(input: &str) -> Result<(), Refusal> {
     let mut depth = 0usize;
     let words = input.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|'));
     for word in words {
-        let opens = word.bytes().filter(|c| matches!(c, b'(' | b'{')).count()
-            + usize::from(matches!(
-                word,
-                "if" | "case" | "for" | "while" | "until" | "select" | "[[" | "coproc" | "function"
-            ));
-        let closes = word.bytes().filter(|c| matches!(c, b')' | b'}')).count()
-            + usize::from(matches!(word, "fi" | "esac" | "done" | "]]"));
-        depth += opens;
+        let keyword_open = matches!(
+            word,
+            "if" | "case" | "for" | "while" | "until" | "select" | "[[" | "coproc" | "function"
+        );
+        let keyword_close = matches!(word, "fi" | "esac" | "done" | "]]");
+        depth += usize::from(keyword_open);
+        for c in word.bytes() {
+            match c {
+                b'(' | b'{' => depth += 1,
+                b')' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth > MAX_NESTING {
+                return Err(Refusal::Nesting);
+            }
+        }
         if depth > MAX_NESTING {
             return Err(Refusal::Nesting);
         }
-        depth = depth.saturating_sub(closes);
+        depth = depth.saturating_sub(usize::from(keyword_close));
     }
     Ok(())
 }

@@ -11,7 +11,8 @@ use std::ops::Range;
 pub const MAX_DEPTH: usize = 16;
 /// The most simple commands reported for one input.
 pub const MAX_COMMANDS: usize = 4096;
-/// The most parser invocations for one input (each `$( )`, `sh -c`, ... is one).
+/// The most parser invocations and function expansions for one input (each `$( )`, `sh -c`,
+/// function call, ... is one).
 pub const MAX_PARSES: usize = 512;
 
 /// Where a command's standard input comes from.
@@ -51,6 +52,9 @@ pub(crate) struct Ctx<'a> {
     pub functions: HashMap<String, ast::FunctionBody>,
     pub calling: HashSet<String>,
     pub limit_hit: bool,
+    /// Byte offset of each character, when the input is not ASCII (brush counts characters).
+    char_bytes: Option<Vec<usize>>,
+    seen_opaque: HashSet<(String, Range<usize>, String)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -69,6 +73,8 @@ impl<'a> Ctx<'a> {
             functions: HashMap::new(),
             calling: HashSet::new(),
             limit_hit: false,
+            char_bytes: (!input.is_ascii()).then(|| input.char_indices().map(|(b, _)| b).collect()),
+            seen_opaque: HashSet::new(),
         }
     }
 
@@ -77,19 +83,15 @@ impl<'a> Ctx<'a> {
         if let Some(o) = &self.span_override {
             return o.clone();
         }
-        match span {
-            Some(s) if self.input.is_ascii() => s.start.min(s.end)..s.end.min(self.input.len()),
-            Some(s) => self.byte_index(s.start)..self.byte_index(s.end),
-            None => 0..self.input.len(),
+        let len = self.input.len();
+        match (span, &self.char_bytes) {
+            (Some(s), None) => s.start.min(s.end).min(len)..s.end.min(len),
+            (Some(s), Some(table)) => {
+                let at = |i: usize| table.get(i).copied().unwrap_or(len);
+                at(s.start).min(at(s.end))..at(s.end)
+            }
+            (None, _) => 0..len,
         }
-    }
-
-    /// brush counts characters; spans are bytes.
-    fn byte_index(&self, chars: usize) -> usize {
-        self.input
-            .char_indices()
-            .nth(chars)
-            .map_or(self.input.len(), |(b, _)| b)
     }
 
     /// Records an opaque part.
@@ -98,11 +100,11 @@ impl<'a> Ctx<'a> {
             self.limit_hit = true;
             return;
         }
-        self.out.opaque.push(Opaque {
-            reason,
-            text: shorten(text),
-            span,
-        });
+        let text = shorten(text);
+        let key = (format!("{reason:?}"), span.clone(), text.clone());
+        if self.seen_opaque.insert(key) {
+            self.out.opaque.push(Opaque { reason, text, span });
+        }
     }
 
     /// True once the command budget is spent (then one `too_large` part is recorded).

@@ -109,3 +109,38 @@ fn control_characters_and_nul_do_not_break_the_analysis() {
     let a = analyse("echo \u{0}\u{7}\u{1b}[31m; rm x");
     assert!(a.commands.iter().any(|c| c.program == "rm") || !a.opaque.is_empty());
 }
+
+#[test]
+fn exponential_function_fan_out_is_capped() {
+    let mut input: String = (1..200)
+        .map(|i| format!("f{i}() {{ f{n}; f{n}; }}; ", n = i + 1))
+        .collect();
+    input.push_str("f1");
+    let a = analyse(&input);
+    assert!(
+        a.opaque.iter().any(|o| o.reason == OpaqueReason::TooLarge),
+        "{:?}",
+        a.opaque
+    );
+    assert!(
+        a.opaque.len() < 10,
+        "opaque parts are deduplicated: {}",
+        a.opaque.len()
+    );
+}
+
+#[test]
+fn many_balanced_parens_in_one_word_are_not_deep() {
+    let input = format!("echo {}", "$(a)".repeat(50));
+    let a = analyse(&input);
+    assert_eq!(a.commands.len(), 51);
+    assert!(a.opaque.is_empty(), "{:?}", a.opaque);
+}
+
+#[test]
+fn long_pipelines_are_capped_not_slow_to_fail() {
+    let input = format!("{}a", "a|".repeat(20_000));
+    let a = analyse(&input);
+    assert_eq!(a.commands.len(), warden_shell::MAX_COMMANDS);
+    assert!(a.opaque.iter().any(|o| o.reason == OpaqueReason::TooLarge));
+}
