@@ -329,7 +329,13 @@ impl<'a> Ctx<'a> {
 
     /// Resolves a word and analyses the substitutions inside it.
     pub fn word(&mut self, w: &ast::Word) -> Word {
-        let span = self.span(loc(w.loc.as_ref()));
+        self.word_in(w, None)
+    }
+
+    /// Like [`Ctx::word`]; `outer` is the span to use when the word has no location of its own
+    /// (an assignment's value).
+    fn word_in(&mut self, w: &ast::Word, outer: Option<Range<usize>>) -> Word {
+        let span = self.span(loc(w.loc.as_ref()).or(outer));
         let r = words::resolve(&w.value);
         self.resolved(&r, &w.value, span);
         r.word
@@ -412,13 +418,13 @@ impl<'a> Ctx<'a> {
                     raw.argv.push(word);
                 } else {
                     let value = match &a.value {
-                        ast::AssignmentValue::Scalar(v) => self.word(v),
+                        ast::AssignmentValue::Scalar(v) => self.word_in(v, span.clone()),
                         ast::AssignmentValue::Array(items) => {
                             for (k, v) in items {
                                 if let Some(k) = k {
-                                    self.word(k);
+                                    self.word_in(k, span.clone());
                                 }
-                                self.word(v);
+                                self.word_in(v, span.clone());
                             }
                             Word {
                                 text: w.value.clone(),

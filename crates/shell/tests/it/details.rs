@@ -275,3 +275,10 @@ fn command_not_found_handle_body_counts_when_defined() {
 fn process_substitution_words_are_unknown() {
     assert_eq!(commands("diff <(a) >(b)"), ["a", "b", "diff ?<(a) ?>(b)"]);
 }
+
+#[test]
+fn substitution_in_an_assignment_has_the_assignment_span() {
+    let input = "a=1 b=$(id) && echo x";
+    let a = analyse(input);
+    assert_eq!(&input[a.commands[0].span.clone()], "b=$(id)");
+}
