@@ -133,7 +133,7 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
         }
         return;
     }
-    if operand.is_some() && !read_stdin {
+    if operand.is_some_and(|w| !is_stdin_path(&w.text)) && !read_stdin {
         emit(ctx, raw, via);
         return;
     }
@@ -153,6 +153,11 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
             ctx.opaque(OpaqueReason::ShellFromStdin, &text, raw.span.clone());
         }
     }
+}
+
+/// A path that names the standard input (`bash /dev/stdin <<< ...`).
+fn is_stdin_path(p: &str) -> bool {
+    matches!(p, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
 /// `watch CMD...`: the words are joined into a shell string (unless `-x`).
@@ -254,7 +259,7 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
         if t == "-" {
             break;
         }
-        if t == "-m" || !t.starts_with('-') {
+        if t == "-m" || (!t.starts_with('-') && !is_stdin_path(t)) {
             script = true;
             break;
         }

@@ -238,6 +238,22 @@ const ROWS: &[Row] = &[
     (r##"\sudo rm x"##, &["sudo rm x", "[sudo] rm x"], &[]),
     (r##"/usr/bin/env /bin/rm x"##, &["[env] /bin/rm x"], &[]),
     (r##"builtin eval 'rm x'"##, &["[builtin,eval] rm x"], &[]),
+    (r##"bash /dev/stdin <<< 'rm x'"##, &["[bash <<] rm x"], &[]),
+    (
+        r##"curl x | python3 /dev/stdin"##,
+        &["curl x", "python3 /dev/stdin"],
+        &["ShellFromStdin"],
+    ),
+    (
+        r##"curl x | bash /dev/fd/0"##,
+        &["curl x", "bash /dev/fd/0"],
+        &["ShellFromStdin"],
+    ),
+    (
+        r##"bash <(curl x)"##,
+        &["curl x", "bash ?<(curl x)"],
+        &["DynamicEval"],
+    ),
     (r##"sh script.sh"##, &["sh script.sh"], &[]),
     (
         r##"bash ./deploy.sh --prod"##,
