@@ -22,13 +22,16 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, raw: RawCommand) {
     resolve(ctx, raw, via);
 }
 
-/// Variables that change which program runs or what a shell runs first (`PATH=. ls`,
-/// `BASH_ENV=x bash -c ...`, `LD_PRELOAD=...`).
+/// Variables that change which program runs or make a harmless-looking program run code:
+/// the loader (`LD_PRELOAD`), the shell (`BASH_ENV`, `IFS`), git's configuration, pager, editor
+/// and ssh hooks (`GIT_EXTERNAL_DIFF=x git diff`), interpreters' start-up code
+/// (`NODE_OPTIONS`, `PYTHONSTARTUP`), and `HOME`, which points git and shells at another
+/// configuration.
 const RISKY_VARIABLES: &[&str] = &[
     "PATH",
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "LD_AUDIT",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "ZDOTDIR",
     "BASH_ENV",
     "ENV",
     "IFS",
@@ -36,17 +39,65 @@ const RISKY_VARIABLES: &[&str] = &[
     "BASHOPTS",
     "PROMPT_COMMAND",
     "BASH_LOADABLES_PATH",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_EXEC_PATH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_TEMPLATE_DIR",
+    "SSH_ASKPASS",
+    "PAGER",
+    "MANPAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "EDITOR",
+    "VISUAL",
+    "BROWSER",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "DOTNET_STARTUP_HOOKS",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "GCONV_PATH",
 ];
 
-/// An assignment to one of [`RISKY_VARIABLES`] is opaque (`unsupported`): what runs next is
-/// no longer what the words say.
+/// Name prefixes with the same effect: every loader variable (`LD_*`, `DYLD_*`) and git's
+/// configuration from the environment (`GIT_CONFIG`, `GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_0`...).
+const RISKY_PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG"];
+
+/// Whether assigning `name` can change what runs.
+fn is_risky(name: &str) -> bool {
+    RISKY_VARIABLES.contains(&name)
+        || RISKY_PREFIXES.iter().any(|p| name.starts_with(p))
+        || (name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER"))
+}
+
+/// An assignment to a risky variable (see [`is_risky`]) is opaque (`unsupported`): what runs
+/// next is no longer what the words say.
 pub(crate) fn check_assignments(
     ctx: &mut Ctx<'_>,
     assignments: &[(String, Word)],
     span: &std::ops::Range<usize>,
 ) {
     for (name, value) in assignments {
-        if RISKY_VARIABLES.contains(&name.as_str()) {
+        if is_risky(name) {
             let text = format!("{name}={}", value.text);
             ctx.opaque(OpaqueReason::Unsupported, &text, span.clone());
         }

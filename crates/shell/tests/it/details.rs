@@ -246,13 +246,20 @@ fn assignments_that_change_what_runs_are_opaque() {
         "BASH_ENV=./x.sh bash -c ls",
         "sudo LD_LIBRARY_PATH=/tmp ls",
         "IFS=/ ls",
+        "GIT_EXTERNAL_DIFF=./evil git diff",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=sh git log",
+        "PAGER='sh -c x' git log",
+        "HOME=/tmp/evil git status",
+        "env NODE_OPTIONS=--require=./x.js node --version",
+        "LD_BIND_NOW=1 DYLD_INSERT_LIBRARIES=x ls",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./evil cargo metadata",
     ] {
         assert!(
             opaque(input).contains(&OpaqueReason::Unsupported),
             "{input}"
         );
     }
-    assert!(opaque("FOO=1 ls; export X=2").is_empty());
+    assert!(opaque("FOO=1 ls; export X=2; RUST_LOG=debug CI=true cargo test").is_empty());
 }
 
 #[test]
