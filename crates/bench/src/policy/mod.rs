@@ -382,3 +382,92 @@ fn analyse_rows(budgets: &Budgets) -> Vec<Row> {
     }));
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The untimed honesty check, as a test: both engines agree on every request.
+    #[test]
+    fn engines_agree_on_every_request() {
+        let (validator, schema) = cedar_side::validator().unwrap();
+        let authorizer = Authorizer::new();
+        let ctx = warden_side::context();
+        for n in [10, 1_000] {
+            let generated = rules::generate(n);
+            let cedar_set =
+                cedar_side::policy_set(&rules::cedar_text(&generated), &validator).unwrap();
+            let layers = warden_side::layers(&rules::warden_files(&generated));
+            let set = warden_side::try_compile(&layers).unwrap();
+            for case in commands::cases(&generated).unwrap() {
+                let request = cedar_side::exec_request(&case.argv, &schema).unwrap();
+                let cedar = cedar_side::checked_decide(&authorizer, &cedar_set, &request).unwrap();
+                let (analysis, source) = warden_side::analysis_for(&case.argv);
+                assert_eq!(source, AnalysisSource::Analyser, "{:?}", case.argv);
+                let warden = warden_side::verdict(&set, &analysis, &ctx);
+                check(&case, n, Some(warden), cedar).unwrap();
+                let line = case.argv.join(" ");
+                assert_eq!(warden_side::analyse_and_decide(&set, &line, &ctx), warden);
+            }
+        }
+    }
+
+    /// Wider than the three timed requests: for every exec rule of a 200-rule set, requests that
+    /// hit it at the front, hit it further back, and trip its `unless`, decided by both.
+    #[test]
+    fn engines_agree_on_requests_around_every_exec_rule() {
+        let (validator, schema) = cedar_side::validator().unwrap();
+        let authorizer = Authorizer::new();
+        let ctx = warden_side::context();
+        let generated = rules::generate(200);
+        let cedar_set = cedar_side::policy_set(&rules::cedar_text(&generated), &validator).unwrap();
+        let set = warden_side::try_compile(&warden_side::layers(&rules::warden_files(&generated)))
+            .unwrap();
+        let mut checked = 0;
+        for rule in &generated {
+            let rules::Kind::Exec {
+                program,
+                subs,
+                unless,
+            } = &rule.kind
+            else {
+                continue;
+            };
+            let sub = subs.first().copied().unwrap_or("run");
+            let flag = unless.first().copied().unwrap_or("--all");
+            for tail in [
+                vec![sub, "--verbose"],
+                vec!["-q", sub],
+                vec![sub, flag],
+                vec![],
+            ] {
+                let mut argv = vec![program.clone()];
+                argv.extend(tail.iter().map(|t| (*t).to_string()));
+                let request = cedar_side::exec_request(&argv, &schema).unwrap();
+                let cedar = cedar_side::checked_decide(&authorizer, &cedar_set, &request).unwrap();
+                let (analysis, _) = warden_side::analysis_for(&argv);
+                let warden = warden_side::verdict(&set, &analysis, &ctx);
+                assert_eq!(
+                    warden != WVerdict::Deny,
+                    cedar,
+                    "{argv:?}: warden {warden:?}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 400, "{checked}");
+    }
+
+    #[test]
+    fn check_refuses_a_disagreement() {
+        let case = Case {
+            name: "hit-end",
+            argv: vec!["x".into()],
+            permitted: true,
+        };
+        assert!(check(&case, 10, Some(WVerdict::Ask), true).is_ok());
+        assert!(check(&case, 10, Some(WVerdict::Deny), true).is_err());
+        assert!(check(&case, 10, Some(WVerdict::Allow), false).is_err());
+        assert!(check(&case, 10, None, true).is_ok());
+    }
+}
