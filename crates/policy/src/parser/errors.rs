@@ -200,6 +200,12 @@ pub(crate) fn from_pest(file: &str, text: &str, err: &Error<Rule>) -> Diagnostic
     expected.sort_unstable();
     expected.dedup_by(|a, b| a.1 == b.1);
     let (found, word) = found_at(text, pos);
+    let ranks: Vec<u8> = expected.iter().map(|(rank, _)| *rank).collect();
+    if ranks == [19, 20]
+        && let Some(what) = name_in_list(text, pos)
+    {
+        expected = vec![(19, what)];
+    }
     let words: Vec<&str> = expected.iter().map(|(_, d)| *d).collect();
     let message = match words.split_last() {
         None => format!("unexpected {found}"),
@@ -328,4 +334,20 @@ fn open_paren(text: &str, pos: usize) -> bool {
         }
     }
     depth > 0
+}
+
+/// What a bare word or string stands for, from the keyword that starts the list on this line.
+fn name_in_list(text: &str, pos: usize) -> Option<&'static str> {
+    let before = text.get(..pos)?;
+    let line = before.rsplit('\n').next()?;
+    let words: Vec<&str> = line
+        .split([' ', '\t', ',', ';', '{'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().rev().find_map(|w| match *w {
+        "tools" | "tool" => Some("a tool name (a word or a string)"),
+        "env" => Some("an environment variable name (a word or a string)"),
+        "image" => Some("an image name (a word or a string)"),
+        _ => None,
+    })
 }
