@@ -47,7 +47,8 @@ fn fixtures_canonical_form() {
 fn a_rendered_diagnostic() {
     let text = "version 1\ntier read: alow {\n    exec ls\n}\n";
     let diags = warden_policy::parse("p.policy", text).unwrap_err();
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
     let mut out = String::new();
     handler.render_report(&mut out, &diags.0[0]).unwrap();
     insta::assert_snapshot!(out);

@@ -515,11 +515,19 @@ fn a_byte_order_mark_is_ignored() {
 #[test]
 fn into_is_reserved_only_on_the_feeding_side_of_pipe() {
     let p = ok("deny exec merge into main\ndeny pipe cat \"into\" into (sh | bash) into\n");
-    let StatementKind::Rule(r) = &p.statements[0].kind else { panic!() };
-    let Rule::Exec(patterns) = &r.rule else { panic!() };
+    let StatementKind::Rule(r) = &p.statements[0].kind else {
+        panic!()
+    };
+    let Rule::Exec(patterns) = &r.rule else {
+        panic!()
+    };
     assert_eq!(patterns[0].args.len(), 2);
-    let StatementKind::Rule(r) = &p.statements[1].kind else { panic!() };
-    let Rule::Pipe { from, into } = &r.rule else { panic!() };
+    let StatementKind::Rule(r) = &p.statements[1].kind else {
+        panic!()
+    };
+    let Rule::Pipe { from, into } = &r.rule else {
+        panic!()
+    };
     assert_eq!(from.args[0].alternatives[0][0].node, "into");
     assert_eq!(into.command.len(), 2);
     assert_eq!(into.args[0].alternatives[0][0].node, "into");
@@ -542,8 +550,19 @@ fn diagnostics_are_capped() {
 fn several_syntax_errors_are_reported_at_once() {
     let text = "version 1\nalow exec ls\ntier read: allow {\n    exce ls\n    exec cat\n}\ndefault mayb\nlimits { timeout 1x }\n";
     let e = parse("t", text).unwrap_err();
-    let got: Vec<String> = e.0.iter().map(|d| format!("{}:{} {}", d.line, d.column, d.code)).collect();
-    assert_eq!(got, ["2:1 warden::parse", "4:5 warden::parse", "7:9 warden::parse", "8:19 warden::bad-value"]);
+    let got: Vec<String> =
+        e.0.iter()
+            .map(|d| format!("{}:{} {}", d.line, d.column, d.code))
+            .collect();
+    assert_eq!(
+        got,
+        [
+            "2:1 warden::parse",
+            "4:5 warden::parse",
+            "7:9 warden::parse",
+            "8:19 warden::bad-value"
+        ]
+    );
     // A line that opens a body is not skipped: nothing after it is guessed at.
     let e = parse("t", "tier read allow {\n    exce ls\n}\n").unwrap_err();
     assert_eq!(e.0.len(), 1);
