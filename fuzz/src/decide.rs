@@ -57,6 +57,7 @@ fn plain(name: &str) -> bool {
 
 /// Runs the case and checks the oracles. Panics when one does not hold.
 pub fn check(input: &DecideInput) {
+    crate::panics::contain_brush_panics();
     let text = input.policy.render();
     let Ok(set) = compile(&[file(LayerKind::Cli, crate::FILE, &text)]) else {
         return;
@@ -67,7 +68,7 @@ pub fn check(input: &DecideInput) {
     let action = match &input.request {
         RequestGen::Exec(toks) => {
             command = generate::command(toks);
-            analysis = warden_shell::analyse(&command);
+            analysis = crate::panics::analyse_checked(&command);
             Action::Exec(&analysis)
         }
         RequestGen::Tool { name, path } => {

@@ -9,9 +9,11 @@
 //! - [`decide`]: a generator of small policies and requests, and the "a deny rule never
 //!   loosens" oracles over compile, analyse and decide.
 //! - [`shell`]: spans of the analysis, and `bash -c` nesting.
+//! - [`panics`]: brush-parser panics that `warden-shell` contains, told apart from real ones.
 #![forbid(unsafe_code)]
 
 pub mod decide;
+pub mod panics;
 pub mod policy;
 pub mod shell;
 

@@ -17,8 +17,10 @@ pub fn layer(kind: LayerKind, text: &str) -> LayerSource {
 }
 
 /// Parses `text`; when it parses, the canonical print must re-parse to the same meaning and be
-/// a fixed point of `format`. Compiling it as a `--policy` layer must not panic.
+/// a fixed point of `format`. Compiling it as a `--policy` layer (which analyses its examples)
+/// must not panic.
 pub fn check_policy_text(text: &str) {
+    crate::panics::contain_brush_panics();
     if let Ok(ast) = warden_policy::parse(FILE, text) {
         check_format_round_trip(text, &ast);
     }

@@ -8,12 +8,13 @@ use warden_shell::{Analysis, OpaqueReason};
 /// Analyses `input`; checks every span, and that wrapping the input in `bash -c '...'` finds
 /// at least the same programs.
 pub fn check_analysis(input: &str) {
-    let analysis = warden_shell::analyse(input);
+    crate::panics::contain_brush_panics();
+    let analysis = crate::panics::analyse_checked(input);
     check_spans(input, &analysis);
     let Some(wrapped) = bash_c(input, &analysis) else {
         return;
     };
-    let outer = warden_shell::analyse(&wrapped);
+    let outer = crate::panics::analyse_checked(&wrapped);
     check_spans(&wrapped, &outer);
     if outer
         .opaque
