@@ -12,6 +12,7 @@ use crate::ast::{
 };
 use crate::decision::{Backend, Limits, RuleRef};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Everything compiled.
 #[derive(Debug, Clone, Default)]
@@ -28,7 +29,7 @@ struct Place<'a> {
     tier: Option<(usize, &'a str)>,
     lock: bool,
     agent: Option<AgentId>,
-    reason: Option<&'a str>,
+    reason: Option<Arc<str>>,
     /// The statement span for standalone rules (their rule text and position).
     standalone: Option<&'a Span>,
 }
@@ -36,6 +37,7 @@ struct Place<'a> {
 struct Lower<'a, 'b> {
     li: usize,
     file: &'a FileAst,
+    starts: Vec<usize>,
     env: &'b SetEnv<'a>,
     layer: &'b mut LayerC,
     rules: &'b mut Vec<RuleRef>,
@@ -49,7 +51,8 @@ pub(crate) fn build(layers: &[LayerAst]) -> Built {
     for (li, layer) in layers.iter().enumerate() {
         let mut lc = LayerC::new(layer.kind);
         for file in &layer.files {
-            let mut lw = Lower { li, file, env: &env, layer: &mut lc, rules: &mut built.rules };
+            let starts = super::sets::line_starts(&file.text);
+            let mut lw = Lower { li, file, starts, env: &env, layer: &mut lc, rules: &mut built.rules };
             lw.file_statements(&built.agent_ids);
         }
         built.layers.push(lc);
@@ -86,7 +89,14 @@ fn net_c(n: &ast::Net) -> NetC {
 fn one_line(text: &str, span: &Span) -> String {
     let s = text.get(span.clone()).unwrap_or_default();
     let first = s.lines().next().unwrap_or_default();
-    first.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(first.len());
+    for w in first.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 impl<'a> Lower<'a, '_> {
@@ -118,7 +128,7 @@ impl<'a> Lower<'a, '_> {
                         tier: None,
                         lock: r.lock.is_some(),
                         agent: None,
-                        reason: r.reason.as_ref().map(|s| s.node.as_str()),
+                        reason: r.reason.as_ref().map(|s| Arc::from(s.node.as_str())),
                         standalone: Some(&st.span),
                     };
                     self.rule(&place, &r.rule, &st.span);
@@ -132,7 +142,7 @@ impl<'a> Lower<'a, '_> {
                                 tier: None,
                                 lock: r.lock.is_some(),
                                 agent: id,
-                                reason: r.reason.as_ref().map(|s| s.node.as_str()),
+                                reason: r.reason.as_ref().map(|s| Arc::from(s.node.as_str())),
                                 standalone: Some(&item.span),
                             };
                             self.rule(&place, &r.rule, &item.span);
@@ -158,6 +168,7 @@ impl<'a> Lower<'a, '_> {
             env: Vec::new(),
             sandbox: None,
         });
+        let reason: Option<Arc<str>> = t.reason.as_ref().map(|s| Arc::from(s.node.as_str()));
         for item in &t.items {
             match &item.kind {
                 ItemKind::Rule(r) => {
@@ -166,7 +177,7 @@ impl<'a> Lower<'a, '_> {
                         tier: Some((idx, t.name.node.as_str())),
                         lock: t.lock.is_some(),
                         agent: None,
-                        reason: t.reason.as_ref().map(|s| s.node.as_str()),
+                        reason: reason.clone(),
                         standalone: None,
                     };
                     self.rule(&place, r, &item.span);
@@ -195,27 +206,17 @@ impl<'a> Lower<'a, '_> {
 
     /// Registers a rule reference and a compiled rule; returns the layer-local rule index.
     fn add(&mut self, place: &Place<'_>, span: &Span, text: String) -> usize {
-        let (line, column) = crate::error::line_col(&self.file.text, span.start);
+        let (line, column) = self.file.line_col(&self.starts, span.start);
         let id = self.rules.len();
         self.rules.push(RuleRef {
             file: self.file.name.clone(),
             line,
             column,
             layer: self.layer.kind,
-            text: text.clone(),
+            text,
             id,
         });
-        let reason = match place.reason {
-            Some(r) => r.to_string(),
-            None => {
-                let tier = place.tier.map(|(_, n)| format!(" in tier `{n}`")).unwrap_or_default();
-                match place.verdict {
-                    Verdict::Allow => format!("allowed by `{text}`{tier}"),
-                    Verdict::Ask => format!("`{text}`{tier} asks for confirmation"),
-                    Verdict::Deny => format!("denied by `{text}`{tier}"),
-                }
-            }
-        };
+        let reason = place.reason.clone();
         let local = self.layer.rules.len();
         self.layer.rules.push(RuleC {
             id,

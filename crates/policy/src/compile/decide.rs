@@ -61,24 +61,43 @@ impl<'p> Decider<'p> {
         Decider { set, judge, anchors: Anchors::new(ctx), parts: Vec::new() }
     }
 
-    fn rule_reason(&self, l: usize, r: usize) -> Option<&'p str> {
-        self.judge.layers.get(l)?.rules.get(r).map(|r| r.reason.as_str())
+    /// The reason a rule gives: the written one, else what it is and where.
+    fn rule_reason(&self, l: usize, r: usize) -> Option<String> {
+        let layer = self.judge.layers.get(l)?;
+        let rule = layer.rules.get(r)?;
+        if let Some(reason) = &rule.reason {
+            return Some(reason.to_string());
+        }
+        let text = self.set.rules.get(rule.id).map_or("", |r| r.text.as_str());
+        let tier = rule.tier.and_then(|t| layer.tiers.get(t));
+        let tier = tier.map(|t| format!(" in tier `{}`", t.name)).unwrap_or_default();
+        Some(match rule.verdict {
+            Verdict::Allow => format!("allowed by `{text}`{tier}"),
+            Verdict::Ask => format!("`{text}`{tier} asks for confirmation"),
+            Verdict::Deny => format!("denied by `{text}`{tier}"),
+        })
     }
 
     /// Records a judged part.
-    fn push(&mut self, subject: Subject, what: &str, j: Judged, span: Option<std::ops::Range<usize>>) {
+    fn push(
+        &mut self,
+        subject: Subject,
+        what: &dyn Fn() -> String,
+        j: Judged,
+        span: Option<std::ops::Range<usize>>,
+    ) {
         let reason = match &j.how {
             How::Rules => j
                 .rules
                 .first()
                 .and_then(|(l, r)| self.rule_reason(*l, *r))
-                .unwrap_or("decided by a rule")
-                .to_string(),
+                .unwrap_or_else(|| String::from("decided by a rule")),
             How::Default => {
-                format!("no rule matches `{what}`; the default is {}", j.verdict.as_str())
+                format!("no rule matches `{}`; the default is {}", what(), j.verdict.as_str())
             }
             How::Opaque => format!(
-                "`{what}` depends on words that cannot be known statically; opaque commands take {}",
+                "`{}` depends on words that cannot be known statically; opaque commands take {}",
+                what(),
                 j.verdict.as_str()
             ),
             How::AgentTier(t) => {
@@ -135,7 +154,7 @@ impl<'p> Decider<'p> {
             Check::Write => "write",
             Check::Read | Check::Argument => "read",
         };
-        self.push(Subject::Path { access, path: path.to_string() }, path, j, span);
+        self.push(Subject::Path { access, path: path.to_string() }, &|| path.to_string(), j, span);
     }
 
     /// A tool call, and the path it touches.
@@ -148,7 +167,7 @@ impl<'p> Decider<'p> {
             });
         };
         if let Some(j) = self.judge.judge(true, collect) {
-            self.push(Subject::Tool { name: name.to_string() }, name, j, None);
+            self.push(Subject::Tool { name: name.to_string() }, &|| name.to_string(), j, None);
         }
         if let Some(p) = path {
             let check = match name {
@@ -190,7 +209,6 @@ impl<'p> Decider<'p> {
 
     fn command(&mut self, cmd: &SimpleCommand) {
         let Some((first, args)) = cmd.argv.split_first() else { return };
-        let what = argv_text(&cmd.argv);
         let subject = Subject::Command { argv: cmd.argv.iter().map(|w| w.text.clone()).collect() };
         if !first.known {
             let v = self.judge.opaque;
@@ -225,7 +243,7 @@ impl<'p> Decider<'p> {
             }
         };
         if let Some(j) = self.judge.judge(true, collect) {
-            self.push(subject, &what, j, Some(cmd.span.clone()));
+            self.push(subject, &|| argv_text(&cmd.argv), j, Some(cmd.span.clone()));
         }
     }
 
@@ -317,7 +335,7 @@ impl<'p> Decider<'p> {
         };
         let Some(j) = self.judge.judge(false, collect) else { return };
         let name = |c: &SimpleCommand| c.argv.first().map(|w| w.text.clone()).unwrap_or_default();
-        let what = format!("{} | {}", argv_text(&a.argv), argv_text(&b.argv));
+        let what = || format!("{} | {}", argv_text(&a.argv), argv_text(&b.argv));
         let span = a.span.start.min(b.span.start)..a.span.end.max(b.span.end);
         self.push(Subject::Pipe { from: name(a), into: name(b) }, &what, j, Some(span));
     }
@@ -421,5 +439,5 @@ pub(crate) fn decide(set: &PolicySet, request: &Request<'_>, ctx: &Context) -> D
             None,
         );
     }
-    super::grants::combine(&d, agent)
+    super::grants::combine(d, agent)
 }

@@ -2,7 +2,7 @@
 //! environment names. No character classes: `[` is a literal.
 
 /// A compiled word pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Glob {
     /// No wildcard: byte equality.
     Literal(String),

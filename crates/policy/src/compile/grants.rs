@@ -4,11 +4,12 @@
 
 use super::decide::{Decider, PartX};
 use super::glob::Glob;
-use super::model::{AgentProfile, FsGrant, NetC, min_limits};
-use super::paths::Anchors;
+use super::model::{AgentProfile, FsGrant, LayerC, NetC, min_limits};
+use super::paths::{Anchors, PathPattern};
 use crate::ast::Verdict;
-use crate::decision::{Backend, Decision, Grants, Network, Part, Subject};
+use crate::decision::{Backend, Decision, Grants, Limits, Network, Part, Subject};
 use std::cmp::Reverse;
+use std::sync::{Arc, RwLock};
 
 /// A decision that refuses the request itself (unknown agent, ...).
 pub(crate) fn refusal(problem: String, reason: String) -> Decision {
@@ -35,7 +36,7 @@ fn rank(t: (usize, usize)) -> (Reverse<usize>, usize) {
 }
 
 /// The decision from the judged parts.
-pub(crate) fn combine(d: &Decider<'_>, agent: Option<&AgentProfile>) -> Decision {
+pub(crate) fn combine(d: Decider<'_>, agent: Option<&AgentProfile>) -> Decision {
     let verdict = d.parts.iter().map(|p| p.part.verdict).max().unwrap_or(Verdict::Deny);
     let deciding: Vec<&PartX> = d.parts.iter().filter(|p| p.part.verdict == verdict).collect();
     let ranked: Vec<&PartX> = if verdict == Verdict::Deny { deciding.clone() } else { d.parts.iter().collect() };
@@ -56,15 +57,8 @@ pub(crate) fn combine(d: &Decider<'_>, agent: Option<&AgentProfile>) -> Decision
     let rules = ids.iter().filter_map(|id| d.set.rules.get(*id).cloned()).collect();
     let reason = deciding.first().map(|p| p.part.reason.clone()).unwrap_or_default();
     let base_tier = d.parts.iter().filter_map(|p| p.base_tier).max();
-    let grants = grants(d, base_tier, agent);
-    Decision {
-        verdict,
-        tier,
-        reason,
-        rules,
-        parts: d.parts.iter().map(|p| p.part.clone()).collect(),
-        grants,
-    }
+    let grants = grants(&d, verdict, base_tier, agent);
+    Decision { verdict, tier, reason, rules, parts: d.parts.into_iter().map(|p| p.part).collect(), grants }
 }
 
 fn push_unique(v: &mut Vec<String>, s: String) {
@@ -73,46 +67,153 @@ fn push_unique(v: &mut Vec<String>, s: String) {
     }
 }
 
-fn add_grants(list: &[FsGrant], anchors: &Anchors, to: &mut Vec<String>, carve: &mut Vec<String>) {
+/// Order-keeping de-duplication.
+fn dedup<T: Clone + Eq + std::hash::Hash>(v: &mut Vec<T>) {
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|x| seen.insert(x.clone()));
+}
+
+/// The grants of one base tier (or of no tier), unexpanded, precomputed at compile time.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    reads: Vec<PathPattern>,
+    writes: Vec<PathPattern>,
+    deny: Vec<PathPattern>,
+    deny_write: Vec<PathPattern>,
+    network: Network,
+    limits: Limits,
+    env: Vec<String>,
+    sandbox: Option<Backend>,
+}
+
+fn add_fs(list: &[FsGrant], to: &mut Vec<PathPattern>, carve: &mut Vec<PathPattern>) {
     for g in list {
-        push_unique(to, g.pattern.expand(anchors));
-        for x in &g.except {
-            push_unique(carve, x.expand(anchors));
-        }
+        to.push(g.pattern.clone());
+        carve.extend(g.except.iter().cloned());
     }
 }
 
-fn grants(d: &Decider<'_>, base_tier: Option<usize>, agent: Option<&AgentProfile>) -> Grants {
-    let anchors = &d.anchors;
-    let mut g = Grants::default();
-    let layers = d.judge.layers;
-    let Some(base) = layers.first() else { return g };
+/// Plans for "no tier" (index 0) and each base tier `t` (index `t + 1`).
+pub(crate) fn plans(layers: &[LayerC]) -> Vec<Plan> {
+    let Some(base) = layers.first() else { return vec![Plan::default()] };
+    let mut common = Plan::default();
     let mut nets: Vec<&NetC> = base.grant_net.iter().collect();
-    add_grants(&base.grant_reads, anchors, &mut g.read, &mut g.deny);
-    add_grants(&base.grant_writes, anchors, &mut g.write, &mut g.deny_write);
-    let mut limits = crate::decision::Limits::default();
-    let mut sandbox = base.sandbox.clone();
-    g.env.clone_from(&base.env);
-    if let Some(t) = base_tier {
-        for tier in base.tiers.iter().take(t + 1).filter(|t| t.verdict != Verdict::Deny) {
-            add_grants(&tier.reads, anchors, &mut g.read, &mut g.deny);
-            add_grants(&tier.writes, anchors, &mut g.write, &mut g.deny_write);
+    add_fs(&base.grant_reads, &mut common.reads, &mut common.deny);
+    add_fs(&base.grant_writes, &mut common.writes, &mut common.deny_write);
+    common.env.clone_from(&base.env);
+    common.sandbox.clone_from(&base.sandbox);
+    let mut net_denies: Vec<&NetC> = Vec::new();
+    for layer in layers {
+        min_limits(&mut common.limits, &layer.limits);
+        common.deny.extend(layer.deny_paths.iter().filter(|p| p.agent.is_none()).map(|p| p.value.clone()));
+        common
+            .deny_write
+            .extend(layer.deny_write_paths.iter().filter(|p| p.agent.is_none()).map(|p| p.value.clone()));
+        net_denies.extend(layer.net_denies.iter().filter(|n| n.agent.is_none()).map(|n| &n.value));
+    }
+    let finish = |mut p: Plan, nets: &[&NetC]| {
+        p.network = net_denies.iter().fold(union(nets), |n, d| remove(n, d));
+        dedup(&mut p.reads);
+        dedup(&mut p.writes);
+        dedup(&mut p.deny);
+        dedup(&mut p.deny_write);
+        dedup(&mut p.env);
+        p
+    };
+    let mut out = vec![finish(common.clone(), &nets)];
+    let mut acc = common;
+    for tier in &base.tiers {
+        if tier.verdict != Verdict::Deny {
+            add_fs(&tier.reads, &mut acc.reads, &mut acc.deny);
+            add_fs(&tier.writes, &mut acc.writes, &mut acc.deny_write);
             nets.extend(tier.net.iter());
         }
-        if let Some(tier) = base.tiers.get(t) {
-            min_limits(&mut limits, &tier.limits);
-            for e in &tier.env {
-                push_unique(&mut g.env, e.clone());
-            }
-            if tier.sandbox.is_some() {
-                sandbox.clone_from(&tier.sandbox);
+        let mut p = acc.clone();
+        min_limits(&mut p.limits, &tier.limits);
+        p.env.extend(tier.env.iter().cloned());
+        if tier.sandbox.is_some() {
+            p.sandbox.clone_from(&tier.sandbox);
+        }
+        out.push(finish(p, &nets));
+    }
+    out
+}
+
+fn expand(plan: &Plan, anchors: &Anchors) -> Grants {
+    let ex = |v: &[PathPattern]| {
+        let mut out: Vec<String> = v.iter().map(|p| p.expand(anchors)).collect();
+        dedup(&mut out);
+        out
+    };
+    Grants {
+        read: ex(&plan.reads),
+        write: ex(&plan.writes),
+        deny: ex(&plan.deny),
+        deny_write: ex(&plan.deny_write),
+        network: plan.network.clone(),
+        limits: plan.limits,
+        env: plan.env.clone(),
+        sandbox: plan.sandbox.clone().unwrap_or(Backend::Native),
+    }
+}
+
+/// Expanded grants per context, filled on first use.
+#[derive(Debug, Default)]
+pub(crate) struct Cache {
+    entries: RwLock<Vec<CacheEntry>>,
+}
+
+#[derive(Debug)]
+struct CacheEntry {
+    workspace: String,
+    home: String,
+    plans: Vec<Option<Arc<Grants>>>,
+}
+
+/// Contexts kept before the cache starts over.
+const CACHED_CONTEXTS: usize = 16;
+
+impl Cache {
+    fn get(&self, plans: &[Plan], plan: usize, anchors: &Anchors) -> Grants {
+        let hit = |e: &CacheEntry| e.workspace == anchors.workspace && e.home == anchors.home;
+        if let Ok(entries) = self.entries.read() {
+            if let Some(g) = entries.iter().find(|e| hit(e)).and_then(|e| e.plans.get(plan)?.clone()) {
+                return (*g).clone();
             }
         }
+        let g = Arc::new(plans.get(plan).map(|p| expand(p, anchors)).unwrap_or_default());
+        if let Ok(mut entries) = self.entries.write() {
+            if !entries.iter().any(|e| hit(e)) {
+                if entries.len() >= CACHED_CONTEXTS {
+                    entries.clear();
+                }
+                entries.push(CacheEntry {
+                    workspace: anchors.workspace.clone(),
+                    home: anchors.home.clone(),
+                    plans: vec![None; plans.len()],
+                });
+            }
+            if let Some(slot) = entries.iter_mut().find(|e| hit(e)).and_then(|e| e.plans.get_mut(plan)) {
+                *slot = Some(Arc::clone(&g));
+            }
+        }
+        (*g).clone()
     }
-    let applies = |a: Option<u32>| a.is_none_or(|id| agent.is_some_and(|p| p.scope.contains(&id)));
-    let mut network = union(&nets);
-    for layer in layers {
-        min_limits(&mut limits, &layer.limits);
+}
+
+/// The grants of a request that runs: the plan of its base tier, narrowed for its agent. A
+/// denied request is granted nothing.
+fn grants(d: &Decider<'_>, verdict: Verdict, base_tier: Option<usize>, agent: Option<&AgentProfile>) -> Grants {
+    if verdict == Verdict::Deny {
+        return Grants::default();
+    }
+    let plan = base_tier.map_or(0, |t| t + 1);
+    let mut g = d.set.cache.get(&d.set.plans, plan, &d.anchors);
+    let Some(a) = agent else { return g };
+    let anchors = &d.anchors;
+    let applies = |id: Option<u32>| id.is_some_and(|id| a.scope.contains(&id));
+    let mut network = std::mem::take(&mut g.network);
+    for layer in d.judge.layers {
         for p in layer.deny_paths.iter().filter(|p| applies(p.agent)) {
             push_unique(&mut g.deny, p.value.expand(anchors));
         }
@@ -123,21 +224,17 @@ fn grants(d: &Decider<'_>, base_tier: Option<usize>, agent: Option<&AgentProfile
             network = remove(network, &n.value);
         }
     }
-    if let Some(a) = agent {
-        min_limits(&mut limits, &a.limits);
-        for n in &a.net {
-            network = intersect(network, n);
-        }
-        for allowed in &a.env {
-            g.env = intersect_names(&g.env, allowed);
-        }
-        if a.sandbox.is_some() {
-            sandbox.clone_from(&a.sandbox);
-        }
+    min_limits(&mut g.limits, &a.limits);
+    for n in &a.net {
+        network = intersect(network, n);
+    }
+    for allowed in &a.env {
+        g.env = intersect_names(&g.env, allowed);
+    }
+    if a.sandbox.is_some() {
+        g.sandbox = a.sandbox.clone().unwrap_or_default();
     }
     g.network = network;
-    g.limits = limits;
-    g.sandbox = sandbox.unwrap_or(Backend::Native);
     g
 }
 

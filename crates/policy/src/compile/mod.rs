@@ -43,6 +43,10 @@ pub struct PolicySet {
     agents: HashMap<String, AgentProfile>,
     /// The policy-wide opaque verdict (the most severe any layer sets; ask when unset).
     opaque: Verdict,
+    /// Grants per base tier, unexpanded.
+    plans: Vec<grants::Plan>,
+    /// Grants expanded per context (workspace, home), shared by clones.
+    cache: std::sync::Arc<grants::Cache>,
 }
 
 /// Parses, validates and compiles layers (top first), then checks every file's examples.
@@ -118,7 +122,16 @@ pub(crate) fn assemble(parsed: &[LayerAst]) -> PolicySet {
         .collect();
     let base_opaque = built.layers.first().and_then(|l| l.opaque).unwrap_or(Verdict::Ask);
     let opaque = built.layers.iter().skip(1).filter_map(|l| l.opaque).fold(base_opaque, Verdict::max);
-    PolicySet { infos, rules: built.rules, layers: built.layers, agents: built.agents, opaque }
+    let plans = grants::plans(&built.layers);
+    PolicySet {
+        infos,
+        rules: built.rules,
+        layers: built.layers,
+        agents: built.agents,
+        opaque,
+        plans,
+        cache: std::sync::Arc::default(),
+    }
 }
 
 impl PolicySet {

@@ -21,8 +21,8 @@ pub(crate) struct RuleC {
     pub(crate) lock: bool,
     /// Only for requests of this agent (or agents extending it).
     pub(crate) agent: Option<AgentId>,
-    /// The sentence a part decided by this rule gives as its reason.
-    pub(crate) reason: String,
+    /// The rule's or its tier's reason, if written.
+    pub(crate) reason: Option<std::sync::Arc<str>>,
 }
 
 /// A compiled tier.

@@ -29,7 +29,7 @@ impl Root {
 }
 
 /// One segment of a path pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Seg {
     /// A segment without wildcards, or with `*` / `?`.
     Word(Glob),
@@ -38,7 +38,7 @@ pub(crate) enum Seg {
 }
 
 /// A compiled path pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct PathPattern {
     pub(crate) root: Root,
     pub(crate) segs: Vec<Seg>,
@@ -170,6 +170,19 @@ pub(crate) fn normalise(path: &str) -> String {
     s
 }
 
+/// Whether a path is already absolute and lexically normal.
+fn is_normal(path: &str) -> bool {
+    path == "/"
+        || (path.starts_with('/')
+            && !path.ends_with('/')
+            && path.split('/').skip(1).all(|s| !matches!(s, "" | "." | "..")))
+}
+
+/// [`normalise`], copying the input as it is when it is already normal.
+fn normalise_owned(path: &str) -> String {
+    if is_normal(path) { path.to_string() } else { normalise(path) }
+}
+
 /// Segments of a normalised absolute path.
 pub(crate) fn segments(path: &str) -> Vec<&str> {
     path.split('/').filter(|s| !s.is_empty()).collect()
@@ -185,10 +198,10 @@ pub(crate) struct Anchors {
 
 impl Anchors {
     pub(crate) fn new(ctx: &Context) -> Anchors {
-        let workspace = normalise(&ctx.workspace);
-        let home = normalise(&ctx.home);
+        let workspace = normalise_owned(&ctx.workspace);
+        let home = normalise_owned(&ctx.home);
         let cwd = if ctx.cwd.starts_with('/') {
-            normalise(&ctx.cwd)
+            normalise_owned(&ctx.cwd)
         } else {
             normalise(&format!("{workspace}/{}", ctx.cwd))
         };
@@ -205,13 +218,15 @@ impl Anchors {
 }
 
 /// The part of `path` below `base`, as segments, or `None` when `path` is not inside it.
-fn below<'p>(path: &[&'p str], base: &str) -> Option<Vec<&'p str>> {
-    let base = segments(base);
-    if path.len() < base.len() {
-        return None;
+fn below<'a, 'p>(path: &'a [&'p str], base: &str) -> Option<&'a [&'p str]> {
+    let mut rest = path;
+    for seg in base.split('/').filter(|s| !s.is_empty()) {
+        match rest.split_first() {
+            Some((first, tail)) if *first == seg => rest = tail,
+            _ => return None,
+        }
     }
-    let (head, tail) = path.split_at(base.len());
-    (head == base.as_slice()).then(|| tail.to_vec())
+    Some(rest)
 }
 
 impl PathPattern {
@@ -220,7 +235,7 @@ impl PathPattern {
         match self.root {
             Root::Absolute => match_segs(&self.segs, path),
             root => match below(path, anchors.root(root)) {
-                Some(rest) => match_segs(&self.segs, &rest),
+                Some(rest) => match_segs(&self.segs, rest),
                 None => false,
             },
         }

@@ -432,16 +432,48 @@ fn perf_10k() {
         files: files.iter().enumerate().map(|(i, t)| SourceFile { name: format!("g{i}.policy"), text: t.clone() }).collect(),
     };
     let mut compile_ms = Vec::new();
-    let mut set = None;
+    let mut sets = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        set = Some(warden_policy::compile(std::slice::from_ref(&layer)).unwrap());
+        let set = warden_policy::compile(std::slice::from_ref(&layer)).unwrap();
         compile_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        sets.push(set);
     }
-    let set = set.unwrap();
+    let set = sets.pop().unwrap();
+    drop(sets);
     compile_ms.sort_by(f64::total_cmp);
+    let t = Instant::now();
+    for f in &files {
+        warden_policy::parse("g", f).unwrap();
+    }
+    println!("parse alone: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
     println!("compile 10k rules ({} files): median {:.1} ms (parse + validate + build)", files.len(), compile_ms[2]);
     let last_allow = set.rules().iter().rev().find(|r| r.text.starts_with("exec tool") && !r.text.contains('(') && !r.text.contains("unless")).unwrap().clone();
+    let mut ns = Vec::new();
+    for i in 0..2000 {
+        let t = Instant::now();
+        let v: Vec<String> = (0..20).map(|k| format!("{k}{i}")).collect();
+        drop(std::hint::black_box(v));
+        ns.push(t.elapsed().as_nanos());
+    }
+    ns.sort_unstable();
+    println!("calibration: 20 small String allocations + drop: p50 {} ns", ns[ns.len() / 2]);
+    let small = compile_texts(&["version 1\ntier read: allow { exec ls }\n"]).unwrap();
+    let main = compile_texts(&[MAIN]).unwrap();
+    for (name, s, cmd) in [("tiny", &small, "ls"), ("tiny", &small, "nosuch"), ("main", &main, "ls"), ("main", &main, "git status -s")] {
+        let analysis = analyse(cmd);
+        let req = Request { agent: None, action: Action::Exec(&analysis) };
+        let c = ctx();
+        let mut ns = Vec::new();
+        for _ in 0..2000 {
+            let t = Instant::now();
+            let d = s.decide(&req, &c);
+            ns.push(t.elapsed().as_nanos());
+            drop(d);
+        }
+        ns.sort_unstable();
+        println!("decide on the {name} policy `{cmd}`: p50 {} ns", ns[ns.len() / 2]);
+    }
     for cmd in [
         format!("{} status", &last_allow.text[5..]),
         "tool1 push --force".to_string(),
