@@ -357,10 +357,11 @@ fn agent_profiles(
         let mut i = 0;
         while let Some(n) = chain.get(i).copied() {
             for d in defs.get(n).into_iter().flatten() {
-                if let Some(p) = &d.extends {
-                    if !chain.contains(&p.node.as_str()) && defs.contains_key(p.node.as_str()) {
-                        chain.push(p.node.as_str());
-                    }
+                if let Some(p) = &d.extends
+                    && !chain.contains(&p.node.as_str())
+                    && defs.contains_key(p.node.as_str())
+                {
+                    chain.push(p.node.as_str());
                 }
             }
             i += 1;

@@ -60,20 +60,19 @@ impl Flag {
         if self.glob.matches(arg) {
             return true;
         }
-        if let Some(c) = self.short {
-            if let Some(cluster) = arg.strip_prefix('-') {
-                if !cluster.starts_with('-') && cluster.contains(c) {
-                    return true;
-                }
-            }
+        if let Some(c) = self.short
+            && let Some(cluster) = arg.strip_prefix('-')
+            && !cluster.starts_with('-')
+            && cluster.contains(c)
+        {
+            return true;
         }
-        if let (true, Some(long)) = (widen, &self.long) {
-            if arg.starts_with("--") {
-                let name = arg.split('=').next().unwrap_or(arg);
-                if name.len() > 3 && long.starts_with(name) {
-                    return true;
-                }
-            }
+        if widen
+            && let Some(long) = &self.long
+            && arg.starts_with("--")
+        {
+            let name = arg.split('=').next().unwrap_or(arg);
+            return name.len() > 3 && long.starts_with(name);
         }
         false
     }

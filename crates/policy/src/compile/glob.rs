@@ -45,27 +45,27 @@ impl Glob {
     }
 }
 
-/// Iterative wildcard match with single-star backtracking: linear in practice, never
-/// exponential.
+/// Iterative wildcard match with single-star backtracking over the text's characters (no
+/// allocation): linear in practice, never exponential.
 pub(crate) fn wild_match(pattern: &[char], text: &str) -> bool {
-    let text: Vec<char> = text.chars().collect();
     let (mut p, mut t) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
+    while let Some(c) = text.get(t..).and_then(|rest| rest.chars().next()) {
         match pattern.get(p) {
             Some('*') => {
                 star = Some((p, t));
                 p += 1;
             }
-            Some(c) if *c == '?' || Some(c) == text.get(t) => {
+            Some(pc) if *pc == '?' || *pc == c => {
                 p += 1;
-                t += 1;
+                t += c.len_utf8();
             }
             _ => match star {
                 Some((sp, st)) => {
+                    let skipped = text.get(st..).and_then(|r| r.chars().next()).map_or(1, char::len_utf8);
                     p = sp + 1;
-                    t = st + 1;
-                    star = Some((sp, st + 1));
+                    t = st + skipped;
+                    star = Some((sp, t));
                 }
                 None => return false,
             },
@@ -89,5 +89,9 @@ mod tests {
         assert!(Glob::new("*").matches(""));
         assert!(!Glob::new("rm").matches("rmdir"));
         assert_eq!(Glob::new("-fprint*").literal_prefix(), "-fprint");
+        assert!(Glob::new("é?*ü").matches("éxyzü"));
+        assert!(!Glob::new("é?ü").matches("éü"));
+        assert!(Glob::new("*a*b*c").matches("xxaxxbxxbc"));
+        assert!(!Glob::new("*a*b*c").matches("xxaxxbxxb"));
     }
 }

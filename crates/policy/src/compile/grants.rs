@@ -176,14 +176,14 @@ const CACHED_CONTEXTS: usize = 16;
 impl Cache {
     fn get(&self, plans: &[Plan], plan: usize, anchors: &Anchors) -> Grants {
         let hit = |e: &CacheEntry| e.workspace == anchors.workspace && e.home == anchors.home;
-        if let Ok(entries) = self.entries.read() {
-            if let Some(g) = entries.iter().find(|e| hit(e)).and_then(|e| e.plans.get(plan)?.clone()) {
-                return (*g).clone();
-            }
+        if let Ok(entries) = self.entries.read()
+            && let Some(g) = entries.iter().find(|e| hit(e)).and_then(|e| e.plans.get(plan)?.clone())
+        {
+            return (*g).clone();
         }
         let g = Arc::new(plans.get(plan).map(|p| expand(p, anchors)).unwrap_or_default());
         if let Ok(mut entries) = self.entries.write() {
-            if !entries.iter().any(|e| hit(e)) {
+            if !entries.iter().any(&hit) {
                 if entries.len() >= CACHED_CONTEXTS {
                     entries.clear();
                 }

@@ -291,10 +291,11 @@ fn match_segs(pattern: &[Seg], path: &[&str]) -> bool {
             }
             Seg::Word(g) => {
                 for (j, r) in reach.iter().enumerate() {
-                    if *r && path.get(j).is_some_and(|p| g.matches(p)) {
-                        if let Some(n) = next.get_mut(j + 1) {
-                            *n = true;
-                        }
+                    if *r
+                        && path.get(j).is_some_and(|p| g.matches(p))
+                        && let Some(n) = next.get_mut(j + 1)
+                    {
+                        *n = true;
                     }
                 }
             }
@@ -353,10 +354,10 @@ impl<T: Clone> PathIndex<T> {
             visit(self.keyed.first().and_then(|m| m.get(*first)));
         }
         for root in [Root::Workspace, Root::Home] {
-            if let Some(rest) = below(&segs, anchors.root(root)) {
-                if let Some(first) = rest.first() {
-                    visit(self.keyed.get(root.slot()).and_then(|m| m.get(*first)));
-                }
+            if let Some(rest) = below(&segs, anchors.root(root))
+                && let Some(first) = rest.first()
+            {
+                visit(self.keyed.get(root.slot()).and_then(|m| m.get(*first)));
             }
         }
         visit(Some(&self.other));

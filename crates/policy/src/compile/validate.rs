@@ -178,15 +178,15 @@ fn validate_layer(
                     check_agent(&mut cx, li, env, g, a, layer_default, layer_opaque);
                 }
                 StatementKind::Example(e) => {
-                    if let Some(agent) = &e.agent {
-                        if !file_agents.contains(agent.node.as_str()) {
-                            cx.err(
-                                Code::UnknownAgent,
-                                &agent.span,
-                                format!("unknown agent `{}` in example", agent.node),
-                                "examples are checked against their own file: define the agent in it",
-                            );
-                        }
+                    if let Some(agent) = &e.agent
+                        && !file_agents.contains(agent.node.as_str())
+                    {
+                        cx.err(
+                            Code::UnknownAgent,
+                            &agent.span,
+                            format!("unknown agent `{}` in example", agent.node),
+                            "examples are checked against their own file: define the agent in it",
+                        );
                     }
                     match &e.request {
                         ExampleRequest::Tool { name, .. } if name.node.is_empty() => cx.err(
