@@ -175,6 +175,38 @@ const TOOL_PATHS: &[&str] = &[
     "a/../../b",
 ];
 
+/// A compact policy in the shape of the shipped ones (tiers, path sets, a pipe rule, a lock,
+/// agents). The embedded default policy is ten times larger and compiling it dominated the
+/// cost of a case (under 10 executions per second); `policy_parse` covers it instead.
+pub const BASE: &str = r#"version 1
+default ask
+opaque ask
+paths secrets = "~/.ssh/**", "**/.env", "**/*.pem"
+paths guarded = "${workspace}/.git/hooks/**", "${workspace}/.warden/**"
+tier read: allow {
+    tools read_file, list_dir, search
+    exec ls, cat, grep, echo, pwd
+    exec find unless (-delete | -exec | -execdir)
+    exec git (status | diff | log) unless (-c | --output*)
+    fs read "${workspace}/**", "/usr/**"
+}
+tier write: ask {
+    tools write_file, edit_file
+    exec cargo (build | test), make, mkdir, touch
+    exec sed with (-i | --in-place*)
+    fs write "${workspace}/**", "/tmp/**" except guarded
+}
+tier dangerous: deny "deletion and push" {
+    exec rm, find with -delete, git push, git (reset --hard | clean)
+    pipe (curl | wget) into (sh | bash)
+    net any
+}
+deny "secrets" fs read secrets
+lock deny exec sudo
+agent reviewer { tiers read }
+agent builder { tiers read, write; limits { timeout 10m } }
+"#;
+
 /// How many of each repeated fragment are rendered.
 const MAX_ITEMS: usize = 6;
 
@@ -515,11 +547,10 @@ fn lock_kw(lock: bool) -> &'static str {
     if lock { "lock " } else { "" }
 }
 
-/// A generated policy: optionally the embedded default policy, then statements.
+/// A generated policy: optionally [`BASE`], then statements.
 #[derive(Arbitrary, Debug)]
 pub struct PolicyGen {
-    /// Start from [`warden_policy::DEFAULT_POLICY`] when `% 8 == 7`: compiling the default
-    /// policy dominates the cost of a case, so it is one case in eight.
+    /// Start from [`BASE`] when even.
     pub base: u8,
     /// `default VERDICT`.
     pub default: Option<V>,
@@ -530,25 +561,21 @@ pub struct PolicyGen {
 }
 
 impl PolicyGen {
-    /// The policy file: the default policy (if chosen) followed by the statements.
+    /// The policy file: [`BASE`] (if chosen) followed by the statements.
     pub fn render(&self) -> String {
-        if self.with_default() {
-            format!(
-                "{}\n{}",
-                warden_policy::DEFAULT_POLICY,
-                self.render_statements()
-            )
+        if self.with_base() {
+            format!("{BASE}{}", self.render_statements())
         } else {
             self.render_own()
         }
     }
 
-    /// Whether the policy starts from the embedded default policy.
-    pub fn with_default(&self) -> bool {
-        self.base % 8 == 7
+    /// Whether the policy starts from [`BASE`].
+    pub fn with_base(&self) -> bool {
+        self.base % 2 == 0
     }
 
-    /// The generated header and statements alone (no default policy), as a file.
+    /// The generated header and statements alone (no [`BASE`]), as a file.
     pub fn render_own(&self) -> String {
         let mut out = String::from("version 1\n");
         if let Some(v) = self.default {
