@@ -2,6 +2,7 @@
 //! matches, opaque parts, a tool and its path), each judged across layers; the decision is the
 //! most severe of them.
 
+use super::argglob::ArgForm;
 use super::exec::{CmdView, Mode, Tri, base_name};
 use super::judge::{Collector, How, Judge, Judged};
 use super::model::{FsEntry, LayerC};
@@ -223,10 +224,16 @@ impl<'p> Decider<'p> {
         let view = CmdView { argv0: Some(&first.text), name: base_name(&first.text), args };
         let wrappers: Vec<&str> = cmd.via.iter().filter_map(|v| v.split_whitespace().next()).collect();
         let judge = &self.judge;
+        let code_env = cmd.assignments.iter().map(|(n, _)| n.as_str()).find(|n| loads_code(n));
         let collect = |layer: &LayerC, c: &mut Collector| {
             for e in layer.exec.candidates(&first.text, view.name) {
                 if let Some(rule) = layer.rules.get(e.rule) {
-                    c.add(e.rule, rule.verdict, e.matcher.matches(&view, e.mode));
+                    let mut tri = e.matcher.matches(&view, e.mode);
+                    // An assignment that changes what code runs: no allow rule can vouch for it.
+                    if code_env.is_some() && rule.verdict == Verdict::Allow {
+                        tri = tri.min(Tri::Maybe);
+                    }
+                    c.add(e.rule, rule.verdict, tri);
                 }
             }
             // Wrappers run too: ask/deny rules naming them apply (`deny exec sudo`).
@@ -242,8 +249,15 @@ impl<'p> Decider<'p> {
                 }
             }
         };
-        if let Some(j) = self.judge.judge(true, collect) {
-            self.push(subject, &|| argv_text(&cmd.argv), j, Some(cmd.span.clone()));
+        let Some(j) = self.judge.judge(true, collect) else { return };
+        let opaque = j.how == How::Opaque;
+        self.push(subject, &|| argv_text(&cmd.argv), j, Some(cmd.span.clone()));
+        if let (Some(name), true, Some(last)) = (code_env, opaque, self.parts.last_mut()) {
+            last.part.reason = format!(
+                "`{}` sets `{name}`, which changes what code runs; opaque commands take {}",
+                argv_text(&cmd.argv),
+                last.part.verdict.as_str()
+            );
         }
     }
 
@@ -261,7 +275,7 @@ impl<'p> Decider<'p> {
         if self.judge.layers.iter().all(|l| l.fs_restrict.is_empty()) {
             return;
         }
-        for w in cmd.argv.iter().skip(1).filter(|w| w.known) {
+        for w in cmd.argv.iter().skip(1) {
             let text = match w.text.strip_prefix('-') {
                 Some(flag) => match flag.split_once('=') {
                     Some((_, value)) => value,
@@ -272,8 +286,43 @@ impl<'p> Decider<'p> {
             if text.is_empty() || text.contains("://") {
                 continue;
             }
-            let word = Word { text: text.to_string(), known: true };
+            let word = match super::argglob::classify(text, w.known, &self.anchors) {
+                ArgForm::Skip => continue,
+                ArgForm::Overlap { text, exact } => {
+                    self.overlap_argument(&text, exact, cwds, cmd);
+                    if !exact || text.contains('/') {
+                        continue;
+                    }
+                    // A bare glob is also checked as the literal word it may be.
+                    Word { text, known: true }
+                }
+                ArgForm::Plain(text) => Word { text, known: true },
+            };
             self.path_word(&word, Check::Argument, cwds, cmd);
+        }
+    }
+
+    /// Checks a glob or parameter argument by overlap with ask/deny `fs` patterns (against every
+    /// working directory it may run in).
+    fn overlap_argument(&mut self, text: &str, exact: bool, cwds: &Cwds, cmd: &SimpleCommand) {
+        let unknown_cwd = [String::from("$cwd")];
+        let list: &[String] = if cwds.unknown { &unknown_cwd } else { &cwds.list };
+        for cwd in list {
+            let ap = super::argglob::arg_path(text, exact, &self.anchors, cwd);
+            let anchors = &self.anchors;
+            let tri = if ap.exact { Tri::Yes } else { Tri::Maybe };
+            let collect = |layer: &LayerC, c: &mut Collector| {
+                layer.fs_restrict.for_each_entry(|p, e| {
+                    if entry_applies(e, Check::Argument) && p.overlaps(&ap, anchors) {
+                        c.add(e.rule, e.verdict, tri);
+                    }
+                });
+            };
+            if let Some(j) = self.judge.judge(false, collect) {
+                let shown = ap.shown.clone();
+                let subject = Subject::Path { access: "read", path: shown.clone() };
+                self.push(subject, &|| shown.clone(), j, Some(cmd.span.clone()));
+            }
         }
     }
 
@@ -387,6 +436,17 @@ impl Cwds {
             self.unknown = true;
         }
     }
+}
+
+/// Environment variables whose assignment changes which program or code runs.
+fn loads_code(name: &str) -> bool {
+    const EXACT: [&str; 18] = [
+        "PATH", "BASH_ENV", "ENV", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS",
+        "NODE_PATH", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "PAGER", "EDITOR", "VISUAL",
+        "MANPAGER", "LESSOPEN", "PROMPT_COMMAND",
+    ];
+    const PREFIX: [&str; 4] = ["LD_", "DYLD_", "GIT_", "BASH_FUNC_"];
+    EXACT.contains(&name) || PREFIX.iter().any(|p| name.starts_with(p))
 }
 
 /// The snake_case name of an opaque reason.

@@ -36,6 +36,17 @@ impl Glob {
         }
     }
 
+    /// The literal text after the last wildcard.
+    pub(crate) fn literal_suffix(&self) -> String {
+        match self {
+            Glob::Literal(s) => s.clone(),
+            Glob::Wild(p) => {
+                let tail: Vec<char> = p.iter().rev().take_while(|c| **c != '*' && **c != '?').copied().collect();
+                tail.into_iter().rev().collect()
+            }
+        }
+    }
+
     /// The literal text before the first wildcard.
     pub(crate) fn literal_prefix(&self) -> String {
         match self {

@@ -5,6 +5,7 @@
 //! across layers), `decide` (a request into parts), `grants` (the decision and its grants),
 //! `examples` (checked per file).
 
+mod argglob;
 mod build;
 mod decide;
 mod examples;

@@ -337,6 +337,13 @@ impl<T: Clone> PathIndex<T> {
         self.len == 0
     }
 
+    /// Calls `f` with every pattern and its value.
+    pub(crate) fn for_each_entry(&self, mut f: impl FnMut(&PathPattern, &T)) {
+        for (p, v) in self.keyed.iter().flat_map(|m| m.values()).flatten().chain(&self.other) {
+            f(p, v);
+        }
+    }
+
     /// Calls `f` with the value of every pattern matching `path` (normalised, absolute).
     pub(crate) fn for_each_match(&self, path: &str, anchors: &Anchors, mut f: impl FnMut(&T)) {
         if self.len == 0 {

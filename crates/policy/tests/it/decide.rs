@@ -32,6 +32,14 @@ pub fn analyse(input: &str) -> Analysis {
                 break;
             }
         }
+        let mut assignments = Vec::new();
+        while let Some((name, value)) = words.first().and_then(|w| w.split_once('=')) {
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+                break;
+            }
+            assignments.push((name.to_string(), word(value)));
+            words.remove(0);
+        }
         let mut argv = Vec::new();
         let mut redirects = Vec::new();
         let mut it = words.into_iter();
@@ -67,7 +75,7 @@ pub fn analyse(input: &str) -> Analysis {
         a.commands.push(SimpleCommand {
             argv,
             program,
-            assignments: vec![],
+            assignments,
             redirects,
             via,
             pipeline: pipe,
@@ -105,7 +113,7 @@ pub fn analyse(input: &str) -> Analysis {
 }
 
 fn word(t: &str) -> Word {
-    Word { text: t.to_string(), known: !t.starts_with('$') }
+    Word { text: t.to_string(), known: !t.contains('$') }
 }
 
 /// The context of every table case.
@@ -249,6 +257,17 @@ const MAIN_ROWS: &[Row] = &[
     ("cd ~/.ssh && cat id_rsa", None, D, None, Some("secrets are never read")),
     ("cd /tmp && cat ../home/user/.ssh/k", None, D, None, Some("secrets are never read")),
     ("cd $d && cat id_rsa", None, Q, Some("read"), None),
+    // Globs and parameters in arguments: checked by overlap.
+    ("cat $HOME/.ssh/id_rsa", None, D, None, Some("secrets are never read")),
+    ("cat \"${HOME}/.ssh/id_rsa\"", None, D, None, Some("secrets are never read")),
+    ("cat ~/.s*/id_rsa", None, D, None, Some("secrets are never read")),
+    ("cat ~/.ssh/id_*", None, D, None, Some("secrets are never read")),
+    ("cat .e?v", None, D, None, Some("secrets are never read")),
+    ("cat *.pem", None, D, None, Some("secrets are never read")),
+    ("cat src/*.rs", None, A, Some("read"), Some("exec ls, cat")),
+    ("cat $d/id_rsa", None, Q, Some("read"), None),
+    ("cat $d/notes.txt", None, Q, Some("read"), None),
+    ("echo $PATH", None, A, Some("read"), Some("exec ls, cat")),
     // Redirects are reads and writes.
     ("echo x > .git/hooks/pre-commit", None, D, None, Some("guarded paths are never written")),
     ("echo x > .warden/x.policy", None, D, None, Some("guarded paths are never written")),
@@ -283,6 +302,13 @@ const MAIN_ROWS: &[Row] = &[
     ("sed $x f", None, Q, None, None),
     ("$x | sh", None, D, None, None),
     ("git $x && rm y", None, D, Some("dangerous"), Some("exec rm, rmdir")),
+    // Assignments that change what code runs: no allow rule vouches for them.
+    ("LD_PRELOAD=/tmp/x.so ls", None, Q, None, None),
+    ("PATH=/tmp ls", None, Q, None, None),
+    ("GIT_EXTERNAL_DIFF=/tmp/x git diff", None, Q, None, None),
+    ("RUST_BACKTRACE=1 cargo test", None, Q, Some("write"), Some("exec cargo (build")),
+    ("FOO=1 ls", None, A, Some("read"), Some("exec ls, cat")),
+    ("LD_PRELOAD=x rm y", None, D, Some("dangerous"), Some("exec rm, rmdir")),
     // Tools and their paths.
     ("tool:read_file:src/main.rs", None, A, Some("read"), Some("tools read_file")),
     ("tool:list_dir:/workspace", None, A, Some("read"), Some("tools read_file")),

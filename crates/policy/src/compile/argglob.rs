@@ -1,0 +1,227 @@
+//! Arguments that are not plain paths: shell globs (`~/.s*/id_*`) and words with parameters
+//! (`$HOME/.ssh/id_rsa`, `"${HOME}/.aws/credentials"`, `$dir/key.pem`). Such an argument is
+//! checked for *overlap* with ask/deny `fs` patterns: could some file it names be covered?
+//!
+//! `$HOME` and `$PWD` (plain or braced) are substituted with the context's home and working
+//! directory; any other parameter, substitution or backquote makes its segment "any number of
+//! segments". A glob segment overlaps a literal pattern segment it matches, and any wildcard
+//! pattern segment.
+
+use super::glob::Glob;
+use super::paths::{Anchors, PathPattern, Root, Seg};
+
+/// One segment of an argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ArgSeg {
+    /// No wildcard.
+    Lit(String),
+    /// `*`, `?` or `[` inside.
+    Glob(Glob),
+    /// A parameter or substitution: any number of segments.
+    Multi,
+}
+
+/// An argument to check by overlap; `exact` when nothing in it is unknown (globs only).
+#[derive(Debug, Clone)]
+pub(crate) struct ArgPath {
+    pub(crate) segs: Vec<ArgSeg>,
+    pub(crate) exact: bool,
+    /// The argument as resolved, for the part's subject.
+    pub(crate) shown: String,
+}
+
+fn has_glob(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Substitutes `$HOME`, `${HOME}`, `$PWD`, `${PWD}`, `$(pwd)`; returns the text and whether other
+/// parameters remain (marked by `$` or a backquote).
+fn substitute(text: &str, home: &str, cwd: &str) -> (String, bool) {
+    let unquoted: String = text.chars().filter(|c| *c != '"' && *c != '\'').collect();
+    let s = unquoted
+        .replace("${HOME}", home)
+        .replace("$HOME", home)
+        .replace("${PWD}", cwd)
+        .replace("$PWD", cwd)
+        .replace("$(pwd)", cwd)
+        .replace("`pwd`", cwd);
+    let unknown = s.contains('$') || s.contains('`');
+    (s, unknown)
+}
+
+/// How an argument is checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ArgForm {
+    /// A plain path (after substituting `$HOME`/`$PWD`): checked the ordinary way.
+    Plain(String),
+    /// A glob or a word with parameters: checked by overlap (`exact` without parameters).
+    Overlap { text: String, exact: bool },
+    /// A bare parameter (`$f`, `"$@"`, `$(cmd)`): it names nothing we can see; the sandbox guards.
+    Skip,
+}
+
+/// Classifies an argument word.
+pub(crate) fn classify(text: &str, known: bool, anchors: &Anchors) -> ArgForm {
+    let (text, unknown) =
+        if known { (text.to_string(), false) } else { substitute(text, &anchors.home, &anchors.cwd) };
+    if unknown && !text.contains('/') {
+        ArgForm::Skip
+    } else if !unknown && !has_glob(&text) {
+        ArgForm::Plain(text)
+    } else {
+        ArgForm::Overlap { text, exact: !unknown }
+    }
+}
+
+/// The overlap form of a glob or parameter argument, resolved against `cwd`.
+pub(crate) fn arg_path(text: &str, exact: bool, anchors: &Anchors, cwd: &str) -> ArgPath {
+    let unknown = !exact;
+    let full = if text == "~" || text.starts_with("~/") {
+        format!("{}{}", anchors.home, text.get(1..).unwrap_or_default())
+    } else if text.starts_with('/') {
+        text.to_string()
+    } else if text.starts_with('$') || text.starts_with('`') {
+        // `$dir/x` may be absolute or relative: start anywhere.
+        text.to_string()
+    } else {
+        format!("{cwd}/{text}")
+    };
+    let mut segs: Vec<ArgSeg> = Vec::new();
+    if !full.starts_with('/') {
+        segs.push(ArgSeg::Multi);
+    }
+    for seg in full.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match segs.last() {
+                Some(ArgSeg::Multi) | None => {}
+                Some(_) => {
+                    segs.pop();
+                }
+            },
+            s if s.contains('$') || s.contains('`') => {
+                if segs.last() != Some(&ArgSeg::Multi) {
+                    segs.push(ArgSeg::Multi);
+                }
+            }
+            s if has_glob(s) => segs.push(ArgSeg::Glob(Glob::new(s))),
+            s => segs.push(ArgSeg::Lit(s.to_string())),
+        }
+    }
+    ArgPath { segs, exact: !unknown, shown: full }
+}
+
+/// Whether a pattern segment and an argument segment may name the same file. Globs in
+/// arguments are as often patterns for the program (`find -name '*.rs'`, `-path './target/*'`)
+/// as file names: a glob segment overlaps only a literal file name it matches and that shares
+/// some literal text with it, and any `**`.
+fn seg_overlap(p: &Seg, a: &ArgSeg) -> bool {
+    match (p, a) {
+        (Seg::Any, _) | (_, ArgSeg::Multi) => true,
+        (Seg::Word(g), ArgSeg::Lit(l)) => g.matches(l),
+        (Seg::Word(Glob::Literal(l)), ArgSeg::Glob(g)) => {
+            g.matches(l) && !(g.literal_prefix().is_empty() && g.literal_suffix().is_empty())
+        }
+        (Seg::Word(Glob::Wild(_)), ArgSeg::Glob(_)) => false,
+    }
+}
+
+impl PathPattern {
+    /// Whether some path the argument can name is covered by this pattern.
+    pub(crate) fn overlaps(&self, arg: &ArgPath, anchors: &Anchors) -> bool {
+        let arg = arg.segs.as_slice();
+        let root = match self.root {
+            Root::Absolute => "",
+            Root::Workspace => anchors.workspace.as_str(),
+            Root::Home => anchors.home.as_str(),
+        };
+        let mut pat: Vec<Seg> = root
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| Seg::Word(Glob::Literal(s.to_string())))
+            .collect();
+        pat.extend(self.segs.iter().cloned());
+        let (n, m) = (pat.len(), arg.len());
+        let mut reach = vec![vec![false; m + 1]; n + 1];
+        if let Some(r) = reach.first_mut().and_then(|r| r.first_mut()) {
+            *r = true;
+        }
+        for i in 0..=n {
+            for j in 0..=m {
+                if !reach.get(i).and_then(|r| r.get(j)).copied().unwrap_or(false) {
+                    continue;
+                }
+                let (p, a) = (pat.get(i), arg.get(j));
+                let mut set = |x: usize, y: usize| {
+                    if let Some(c) = reach.get_mut(x).and_then(|r| r.get_mut(y)) {
+                        *c = true;
+                    }
+                };
+                if p == Some(&Seg::Any) {
+                    set(i + 1, j);
+                    if a.is_some() {
+                        set(i, j + 1);
+                    }
+                }
+                if a == Some(&ArgSeg::Multi) {
+                    set(i, j + 1);
+                    if p.is_some() {
+                        set(i + 1, j);
+                    }
+                }
+                if let (Some(p), Some(a)) = (p, a) {
+                    if seg_overlap(p, a) {
+                        set(i + 1, j + 1);
+                    }
+                }
+            }
+        }
+        reach.get(n).and_then(|r| r.get(m)).copied().unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::paths::parse_pattern;
+    use crate::decision::Context;
+
+    fn overlap(pattern: &str, arg: &str, known: bool) -> Option<bool> {
+        let a = Anchors::new(&Context {
+            workspace: "/workspace".into(),
+            home: "/home/user".into(),
+            cwd: "/workspace".into(),
+        });
+        let p = parse_pattern(pattern).unwrap();
+        match classify(arg, known, &a) {
+            ArgForm::Overlap { text, exact } => Some(p.overlaps(&arg_path(&text, exact, &a, "/workspace"), &a)),
+            ArgForm::Plain(_) | ArgForm::Skip => None,
+        }
+    }
+
+    #[test]
+    fn overlaps() {
+        assert_eq!(overlap("~/.ssh/**", "~/.s*/id_rsa", true), Some(true));
+        assert_eq!(overlap("~/.ssh/**", "~/.ssh/id_*", true), Some(true));
+        assert_eq!(overlap("${workspace}/.env", ".e?v", true), Some(true));
+        assert_eq!(overlap("**/.env", ".e?v", true), Some(true));
+        assert_eq!(overlap("~/.ssh/**", "$HOME/.ssh/id_rsa/$x", false), Some(true));
+        assert_eq!(overlap("~/.aws/**", "\"${HOME}/.aws/*\"", false), Some(true));
+        assert_eq!(overlap("~/.aws/**", "\"${HOME}/.aws/credentials\"", false), None);
+        assert_eq!(overlap("~/.ssh/**", "$dir/id_rsa", false), Some(true));
+        assert_eq!(overlap("**/*.pem", "$dir/x.txt", false), Some(false));
+        assert_eq!(overlap("**/*.pem", "$f", false), None);
+        assert_eq!(overlap("~/.ssh/**", "src/*.rs", true), Some(false));
+        assert_eq!(overlap("~/.ssh/**", "src/main.rs", true), None);
+        assert_eq!(overlap("/etc/shadow", "/etc/sh*", true), Some(true));
+        assert_eq!(overlap("**/*.pem", "src/*.rs", true), Some(false));
+        assert_eq!(overlap("**/*.pem", "*.p*", true), Some(false));
+        assert_eq!(overlap("**/.env", "./target/*", true), Some(false));
+        assert_eq!(overlap("~/.ssh/**", "~/.ssh/*", true), Some(true));
+        assert_eq!(overlap("~/.ssh/**", "\"$(pwd)/src\"", false), None);
+        assert_eq!(overlap("~/.ssh/id_rsa", "~/.ssh/id_*", true), Some(true));
+        assert_eq!(overlap("**/id_rsa*", "*.rs", true), Some(false));
+        assert_eq!(overlap("**/.env", ".e?v", true), Some(true));
+        assert_eq!(overlap("/etc/shadow", "/etc/pass*", true), Some(false));
+    }
+}
