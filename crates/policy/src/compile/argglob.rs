@@ -169,10 +169,10 @@ impl PathPattern {
                         set(i + 1, j);
                     }
                 }
-                if let (Some(p), Some(a)) = (p, a) {
-                    if seg_overlap(p, a) {
-                        set(i + 1, j + 1);
-                    }
+                if let (Some(p), Some(a)) = (p, a)
+                    && seg_overlap(p, a)
+                {
+                    set(i + 1, j + 1);
                 }
             }
         }

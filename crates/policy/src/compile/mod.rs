@@ -1,9 +1,23 @@
 //! Validation and compilation of layers into an immutable [`PolicySet`], and `decide`.
 //!
 //! Files: `sets` (parsed input, `paths` sets), `validate` (diagnostics), `build` (lowering),
-//! `glob`, `paths`, `exec` (matchers), `model` (compiled form and indexes), `judge` (one part
-//! across layers), `decide` (a request into parts), `grants` (the decision and its grants),
-//! `examples` (checked per file).
+//! `glob`, `paths`, `exec`, `argglob` (matchers), `model` (compiled form and indexes), `judge`
+//! (one part across layers), `decide` (a request into parts), `grants` (the decision and its
+//! grants), `examples` (checked per file).
+//!
+//! Semantics chosen where the reference is silent (fail closed):
+//! - Exec rules are indexed by literal command word; `decide` never scans all rules.
+//! - `fs write` implies read only as a grant: an ask/deny `fs write` restricts writes only; an
+//!   ask or deny `fs read` covers every access.
+//! - Argument paths are checked as reads against ask/deny rules and as possible writes against
+//!   deny rules; globs and `$HOME`/`$PWD` words by overlap; other parameters make the part at
+//!   least opaque when they could name a covered path. Relative paths follow `cd`.
+//! - A tool other than the built-in read/write tools touching a path is a write of it.
+//! - An assignment that changes what code runs (`LD_*`, `PATH`, `GIT_*`, pagers, ...) keeps
+//!   allow rules from matching the command (it takes the opaque verdict).
+//! - Grants come from the base layer's tier only (a lower layer never grants); every layer's
+//!   deny rules and the agent narrow them; a denied request is granted nothing.
+//! - `deny net hosts ...` against a grant of `net any` leaves no network (it cannot be carved).
 
 mod argglob;
 mod build;
