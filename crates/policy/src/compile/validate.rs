@@ -101,8 +101,7 @@ fn validate_layer(
     out: &mut Vec<Found>,
 ) {
     let mut seen = Seen::new();
-    let layer_default = layer_setting(layer, true);
-    let layer_opaque = layer_setting(layer, false);
+    let settings = (layer_setting(layer, true), layer_setting(layer, false));
     for file in &layer.files {
         let mut cx = Ctx { file, out };
         check_version(&mut cx);
@@ -116,88 +115,84 @@ fn validate_layer(
             })
             .collect();
         for st in &file.policy.statements {
-            let dup = |kind: &str, name: &str| format!("{kind}\u{0}{name}");
-            match &st.kind {
-                StatementKind::Version(_) => {}
-                StatementKind::Default(v) | StatementKind::Opaque(v) => {
-                    let word =
-                        if matches!(st.kind, StatementKind::Default(_)) { "default" } else { "opaque" };
-                    if let Some((f, l)) = first_seen(&mut seen, dup(word, ""), file, &v.span) {
-                        cx.err(
-                            Code::Duplicate,
-                            &st.span,
-                            format!("duplicate `{word}`"),
-                            &format!("a layer sets `{word}` once; it is already set at {f}:{l}"),
-                        );
-                    }
-                }
-                StatementKind::Paths { name, members } => {
-                    if let Some((f, l)) = first_seen(&mut seen, dup("paths", &name.node), file, &name.span)
-                    {
-                        cx.err(
-                            Code::Duplicate,
-                            &name.span,
-                            format!("duplicate path set `{}`", name.node),
-                            &format!("it is already defined at {f}:{l}; rename one"),
-                        );
-                    } else if let Some((via, at)) = env.cycle(li, &name.node) {
-                        cx.err(
-                            Code::PathSetCycle,
-                            &at,
-                            format!("path set `{}` refers to itself through `{via}`", name.node),
-                            "a set may only name sets that do not lead back to it",
-                        );
-                    }
-                    check_paths(&mut cx, li, env, members);
-                }
-                StatementKind::Tier(t) => {
-                    if let Some((f, l)) = first_seen(&mut seen, dup("tier", &t.name.node), file, &t.name.span)
-                    {
-                        cx.err(
-                            Code::Duplicate,
-                            &t.name.span,
-                            format!("duplicate tier `{}`", t.name.node),
-                            &format!("it is already defined at {f}:{l}; rename one"),
-                        );
-                    }
-                    check_tier(&mut cx, li, env, t);
-                }
-                StatementKind::Rule(r) => check_rule(&mut cx, li, env, &r.rule),
-                StatementKind::Limits(_) | StatementKind::Sandbox(_) => {}
-                StatementKind::Env(names) => check_names(&mut cx, names, "environment variable"),
-                StatementKind::Agent(a) => {
-                    if let Some((f, l)) = first_seen(&mut seen, dup("agent", &a.name.node), file, &a.name.span)
-                    {
-                        cx.err(
-                            Code::Duplicate,
-                            &a.name.span,
-                            format!("duplicate agent `{}`", a.name.node),
-                            &format!("it is already defined at {f}:{l}; rename one"),
-                        );
-                    }
-                    check_agent(&mut cx, li, env, g, a, layer_default, layer_opaque);
-                }
-                StatementKind::Example(e) => {
-                    if let Some(agent) = &e.agent
-                        && !file_agents.contains(agent.node.as_str())
-                    {
-                        cx.err(
-                            Code::UnknownAgent,
-                            &agent.span,
-                            format!("unknown agent `{}` in example", agent.node),
-                            "examples are checked against their own file: define the agent in it",
-                        );
-                    }
-                    match &e.request {
-                        ExampleRequest::Tool { name, .. } if name.node.is_empty() => cx.err(
-                            Code::BadRule,
-                            &name.span,
-                            "empty tool name in example".into(),
-                            "name the tool, such as `read_file`",
-                        ),
-                        _ => {}
-                    }
-                }
+            check_statement(&mut cx, &mut seen, st, (li, g, env), settings, &file_agents);
+        }
+    }
+}
+
+/// Reports a second definition of `kind NAME` in a layer (`name` empty for `default`/`opaque`).
+fn duplicate(cx: &mut Ctx<'_>, seen: &mut Seen, kind: &str, name: &str, span: &Span) -> bool {
+    let Some((f, l)) = first_seen(seen, format!("{kind}\u{0}{name}"), cx.file, span) else {
+        return false;
+    };
+    let (message, help) = if name.is_empty() {
+        (format!("duplicate `{kind}`"), format!("a layer sets `{kind}` once; it is already set at {f}:{l}"))
+    } else {
+        (format!("duplicate {kind} `{name}`"), format!("it is already defined at {f}:{l}; rename one"))
+    };
+    cx.err(Code::Duplicate, span, message, &help);
+    true
+}
+
+fn check_statement(
+    cx: &mut Ctx<'_>,
+    seen: &mut Seen,
+    st: &crate::ast::Statement,
+    (li, g, env): (usize, &Globals<'_>, &SetEnv<'_>),
+    (layer_default, layer_opaque): (Option<Verdict>, Option<Verdict>),
+    file_agents: &HashSet<&str>,
+) {
+    match &st.kind {
+        StatementKind::Version(_) | StatementKind::Limits(_) | StatementKind::Sandbox(_) => {}
+        StatementKind::Default(_) => {
+            duplicate(cx, seen, "default", "", &st.span);
+        }
+        StatementKind::Opaque(_) => {
+            duplicate(cx, seen, "opaque", "", &st.span);
+        }
+        StatementKind::Paths { name, members } => {
+            if !duplicate(cx, seen, "path set", &name.node, &name.span)
+                && let Some((via, at)) = env.cycle(li, &name.node)
+            {
+                cx.err(
+                    Code::PathSetCycle,
+                    &at,
+                    format!("path set `{}` refers to itself through `{via}`", name.node),
+                    "a set may only name sets that do not lead back to it",
+                );
+            }
+            check_paths(cx, li, env, members);
+        }
+        StatementKind::Tier(t) => {
+            duplicate(cx, seen, "tier", &t.name.node, &t.name.span);
+            check_tier(cx, li, env, t);
+        }
+        StatementKind::Rule(r) => check_rule(cx, li, env, &r.rule),
+        StatementKind::Env(names) => check_names(cx, names, "environment variable"),
+        StatementKind::Agent(a) => {
+            duplicate(cx, seen, "agent", &a.name.node, &a.name.span);
+            check_agent(cx, li, env, g, a, layer_default, layer_opaque);
+        }
+        StatementKind::Example(e) => {
+            if let Some(agent) = &e.agent
+                && !file_agents.contains(agent.node.as_str())
+            {
+                cx.err(
+                    Code::UnknownAgent,
+                    &agent.span,
+                    format!("unknown agent `{}` in example", agent.node),
+                    "examples are checked against their own file: define the agent in it",
+                );
+            }
+            if let ExampleRequest::Tool { name, .. } = &e.request
+                && name.node.is_empty()
+            {
+                cx.err(
+                    Code::BadRule,
+                    &name.span,
+                    "empty tool name in example".into(),
+                    "name the tool, such as `read_file`",
+                );
             }
         }
     }
