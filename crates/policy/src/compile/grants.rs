@@ -73,13 +73,24 @@ fn dedup<T: Clone + Eq + std::hash::Hash>(v: &mut Vec<T>) {
     v.retain(|x| seen.insert(x.clone()));
 }
 
-/// The grants of one base tier (or of no tier), unexpanded, precomputed at compile time.
+/// Path lists shared by every plan: each plan takes a prefix of each (tiers only add), so
+/// memory stays linear in the number of rules however many tiers there are.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Plan {
+pub(crate) struct Plans {
     reads: Vec<PathPattern>,
     writes: Vec<PathPattern>,
     deny: Vec<PathPattern>,
     deny_write: Vec<PathPattern>,
+    cuts: Vec<Cut>,
+}
+
+/// The grants of one base tier (or of no tier): prefix lengths and the rest.
+#[derive(Debug, Clone, Default)]
+struct Cut {
+    reads: usize,
+    writes: usize,
+    deny: usize,
+    deny_write: usize,
     network: Network,
     limits: Limits,
     env: Vec<String>,
@@ -93,67 +104,98 @@ fn add_fs(list: &[FsGrant], to: &mut Vec<PathPattern>, carve: &mut Vec<PathPatte
     }
 }
 
-/// Plans for "no tier" (index 0) and each base tier `t` (index `t + 1`).
-pub(crate) fn plans(layers: &[LayerC]) -> Vec<Plan> {
-    let Some(base) = layers.first() else { return vec![Plan::default()] };
-    let mut common = Plan::default();
-    let mut nets: Vec<&NetC> = base.grant_net.iter().collect();
-    add_fs(&base.grant_reads, &mut common.reads, &mut common.deny);
-    add_fs(&base.grant_writes, &mut common.writes, &mut common.deny_write);
-    common.env.clone_from(&base.env);
-    common.sandbox.clone_from(&base.sandbox);
-    let mut net_denies: Vec<&NetC> = Vec::new();
-    for layer in layers {
-        min_limits(&mut common.limits, &layer.limits);
-        common.deny.extend(layer.deny_paths.iter().filter(|p| p.agent.is_none()).map(|p| p.value.clone()));
-        common
-            .deny_write
-            .extend(layer.deny_write_paths.iter().filter(|p| p.agent.is_none()).map(|p| p.value.clone()));
-        net_denies.extend(layer.net_denies.iter().filter(|n| n.agent.is_none()).map(|n| &n.value));
-    }
-    let finish = |mut p: Plan, nets: &[&NetC]| {
-        p.network = net_denies.iter().fold(union(nets), |n, d| remove(n, d));
-        dedup(&mut p.reads);
-        dedup(&mut p.writes);
-        dedup(&mut p.deny);
-        dedup(&mut p.deny_write);
-        dedup(&mut p.env);
+impl Plans {
+    /// Plans for "no tier" (index 0) and each base tier `t` (index `t + 1`).
+    pub(crate) fn new(layers: &[LayerC]) -> Plans {
+        let mut p = Plans::default();
+        let Some(base) = layers.first() else {
+            p.cuts.push(Cut::default());
+            return p;
+        };
+        let mut limits = Limits::default();
+        let mut net_denies: Vec<&NetC> = Vec::new();
+        for layer in layers {
+            min_limits(&mut limits, &layer.limits);
+            p.deny.extend(layer.deny_paths.iter().filter(|x| x.agent.is_none()).map(|x| x.value.clone()));
+            let dw = layer.deny_write_paths.iter().filter(|x| x.agent.is_none());
+            p.deny_write.extend(dw.map(|x| x.value.clone()));
+            net_denies.extend(layer.net_denies.iter().filter(|n| n.agent.is_none()).map(|n| &n.value));
+        }
+        add_fs(&base.grant_reads, &mut p.reads, &mut p.deny);
+        add_fs(&base.grant_writes, &mut p.writes, &mut p.deny_write);
+        let mut network = union(&base.grant_net.iter().collect::<Vec<_>>());
+        let net_of = |n: &Network| net_denies.iter().fold(n.clone(), |n, d| remove(n, d));
+        let mut env = base.env.clone();
+        dedup(&mut env);
+        p.cuts.push(Cut {
+            reads: p.reads.len(),
+            writes: p.writes.len(),
+            deny: p.deny.len(),
+            deny_write: p.deny_write.len(),
+            network: net_of(&network),
+            limits,
+            env: env.clone(),
+            sandbox: base.sandbox.clone(),
+        });
+        for tier in &base.tiers {
+            if tier.verdict != Verdict::Deny {
+                add_fs(&tier.reads, &mut p.reads, &mut p.deny);
+                add_fs(&tier.writes, &mut p.writes, &mut p.deny_write);
+                let mut nets: Vec<&NetC> = tier.net.iter().collect();
+                let current = NetC::from(&network);
+                nets.push(&current);
+                network = union(&nets);
+            }
+            let mut cut_limits = limits;
+            min_limits(&mut cut_limits, &tier.limits);
+            let mut cut_env = env.clone();
+            cut_env.extend(tier.env.iter().cloned());
+            dedup(&mut cut_env);
+            p.cuts.push(Cut {
+                reads: p.reads.len(),
+                writes: p.writes.len(),
+                deny: p.deny.len(),
+                deny_write: p.deny_write.len(),
+                network: net_of(&network),
+                limits: cut_limits,
+                env: cut_env,
+                sandbox: tier.sandbox.clone().or_else(|| base.sandbox.clone()),
+            });
+        }
         p
-    };
-    let mut out = vec![finish(common.clone(), &nets)];
-    let mut acc = common;
-    for tier in &base.tiers {
-        if tier.verdict != Verdict::Deny {
-            add_fs(&tier.reads, &mut acc.reads, &mut acc.deny);
-            add_fs(&tier.writes, &mut acc.writes, &mut acc.deny_write);
-            nets.extend(tier.net.iter());
-        }
-        let mut p = acc.clone();
-        min_limits(&mut p.limits, &tier.limits);
-        p.env.extend(tier.env.iter().cloned());
-        if tier.sandbox.is_some() {
-            p.sandbox.clone_from(&tier.sandbox);
-        }
-        out.push(finish(p, &nets));
     }
-    out
+
+    fn len(&self) -> usize {
+        self.cuts.len()
+    }
+
+    fn expand(&self, plan: usize, anchors: &Anchors) -> Grants {
+        let Some(cut) = self.cuts.get(plan) else { return Grants::default() };
+        let ex = |v: &[PathPattern], n: usize| {
+            let mut out: Vec<String> = v.iter().take(n).map(|p| p.expand(anchors)).collect();
+            dedup(&mut out);
+            out
+        };
+        Grants {
+            read: ex(&self.reads, cut.reads),
+            write: ex(&self.writes, cut.writes),
+            deny: ex(&self.deny, cut.deny),
+            deny_write: ex(&self.deny_write, cut.deny_write),
+            network: cut.network.clone(),
+            limits: cut.limits,
+            env: cut.env.clone(),
+            sandbox: cut.sandbox.clone().unwrap_or(Backend::Native),
+        }
+    }
 }
 
-fn expand(plan: &Plan, anchors: &Anchors) -> Grants {
-    let ex = |v: &[PathPattern]| {
-        let mut out: Vec<String> = v.iter().map(|p| p.expand(anchors)).collect();
-        dedup(&mut out);
-        out
-    };
-    Grants {
-        read: ex(&plan.reads),
-        write: ex(&plan.writes),
-        deny: ex(&plan.deny),
-        deny_write: ex(&plan.deny_write),
-        network: plan.network.clone(),
-        limits: plan.limits,
-        env: plan.env.clone(),
-        sandbox: plan.sandbox.clone().unwrap_or(Backend::Native),
+impl From<&Network> for NetC {
+    fn from(n: &Network) -> NetC {
+        match n {
+            Network::None => NetC::None,
+            Network::Any => NetC::Any,
+            Network::Hosts(h) => NetC::Hosts(h.clone()),
+        }
     }
 }
 
@@ -174,14 +216,14 @@ struct CacheEntry {
 const CACHED_CONTEXTS: usize = 16;
 
 impl Cache {
-    fn get(&self, plans: &[Plan], plan: usize, anchors: &Anchors) -> Grants {
+    fn get(&self, plans: &Plans, plan: usize, anchors: &Anchors) -> Grants {
         let hit = |e: &CacheEntry| e.workspace == anchors.workspace && e.home == anchors.home;
         if let Ok(entries) = self.entries.read()
             && let Some(g) = entries.iter().find(|e| hit(e)).and_then(|e| e.plans.get(plan)?.clone())
         {
             return (*g).clone();
         }
-        let g = Arc::new(plans.get(plan).map(|p| expand(p, anchors)).unwrap_or_default());
+        let g = Arc::new(plans.expand(plan, anchors));
         if let Ok(mut entries) = self.entries.write() {
             if !entries.iter().any(&hit) {
                 if entries.len() >= CACHED_CONTEXTS {

@@ -59,7 +59,7 @@ pub struct PolicySet {
     /// The policy-wide opaque verdict (the most severe any layer sets; ask when unset).
     opaque: Verdict,
     /// Grants per base tier, unexpanded.
-    plans: Vec<grants::Plan>,
+    plans: grants::Plans,
     /// Grants expanded per context (workspace, home), shared by clones.
     cache: std::sync::Arc<grants::Cache>,
 }
@@ -137,7 +137,7 @@ pub(crate) fn assemble(parsed: &[LayerAst]) -> PolicySet {
         .collect();
     let base_opaque = built.layers.first().and_then(|l| l.opaque).unwrap_or(Verdict::Ask);
     let opaque = built.layers.iter().skip(1).filter_map(|l| l.opaque).fold(base_opaque, Verdict::max);
-    let plans = grants::plans(&built.layers);
+    let plans = grants::Plans::new(&built.layers);
     PolicySet {
         infos,
         rules: built.rules,

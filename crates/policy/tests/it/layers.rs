@@ -159,3 +159,33 @@ fn shipped_corpus_report() {
     }
     println!("{bad} of {total} differ");
 }
+
+#[test]
+fn many_tiers_accumulate_grants() {
+    let mut text = String::from("version 1\n");
+    for t in 0..3000 {
+        text.push_str(&format!("tier t{t}: allow {{ exec cmd{t}; fs read \"/d{t}/**\" }}\n"));
+    }
+    let set = compile_texts(&[&text]).unwrap();
+    let d = decide(&set, None, "cmd2999");
+    assert_eq!(d.verdict, A);
+    assert_eq!(d.grants.read.len(), 3000);
+    let d = decide(&set, None, "cmd0");
+    assert_eq!(d.grants.read, vec!["/d0/**"]);
+}
+
+#[test]
+fn policy_sets_are_shared_between_threads() {
+    fn send_sync<T: Send + Sync + Clone>() {}
+    send_sync::<warden_policy::PolicySet>();
+    let set = compile_texts(&[BASE]).unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let set = set.clone();
+            std::thread::spawn(move || decide(&set, None, "cargo build").verdict)
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), Q);
+    }
+}
