@@ -4,7 +4,7 @@
 
 use crate::ast::{PathRef, Policy, Span, StatementKind};
 use crate::decision::LayerKind;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One parsed file.
 #[derive(Debug, Clone)]
@@ -83,16 +83,15 @@ impl<'a> SetEnv<'a> {
         for m in def.members {
             let PathRef::Set(first) = m else { continue };
             let mut stack: Vec<(usize, &str)> = vec![(layer, first.node.as_str())];
-            let mut seen: Vec<(usize, &str)> = Vec::new();
+            let mut seen: HashSet<(usize, &str)> = HashSet::new();
             while let Some((l, name)) = stack.pop() {
                 let Some((found, d)) = self.lookup(l, name) else { continue };
                 if found == layer && name == start {
                     return Some((first.node.clone(), first.span.clone()));
                 }
-                if seen.contains(&(found, name)) || seen.len() > 10_000 {
+                if !seen.insert((found, name)) {
                     continue;
                 }
-                seen.push((found, name));
                 for m in d.members {
                     if let PathRef::Set(s) = m {
                         stack.push((found, s.node.as_str()));
@@ -107,8 +106,9 @@ impl<'a> SetEnv<'a> {
     /// the validator reports them).
     pub(crate) fn flatten(&self, layer: usize, refs: &[PathRef]) -> Vec<String> {
         let mut out = Vec::new();
-        let mut seen: Vec<(usize, String)> = Vec::new();
-        self.flatten_into(layer, refs, &mut out, &mut seen);
+        let mut seen: HashSet<(usize, String)> = HashSet::new();
+        let mut have: HashSet<String> = HashSet::new();
+        self.flatten_into(layer, refs, &mut out, &mut seen, &mut have);
         out
     }
 
@@ -117,23 +117,23 @@ impl<'a> SetEnv<'a> {
         layer: usize,
         refs: &[PathRef],
         out: &mut Vec<String>,
-        seen: &mut Vec<(usize, String)>,
+        seen: &mut HashSet<(usize, String)>,
+        have: &mut HashSet<String>,
     ) {
         for r in refs {
             match r {
                 PathRef::Pattern(p) => {
-                    if !out.contains(&p.node) {
+                    if have.insert(p.node.clone()) {
                         out.push(p.node.clone());
                     }
                 }
                 PathRef::Set(s) => {
                     let Some((found, def)) = self.lookup(layer, &s.node) else { continue };
                     let key = (found, s.node.clone());
-                    if seen.contains(&key) {
+                    if !seen.insert(key) {
                         continue;
                     }
-                    seen.push(key);
-                    self.flatten_into(found, def.members, out, seen);
+                    self.flatten_into(found, def.members, out, seen, have);
                 }
             }
         }
