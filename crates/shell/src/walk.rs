@@ -434,7 +434,11 @@ impl<'a> Ctx<'a> {
                     };
                     let name = match &a.name {
                         ast::AssignmentName::VariableName(n) => n.clone(),
-                        ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                        ast::AssignmentName::ArrayElementName(n, index) => {
+                            // The subscript is expanded (and arithmetic-evaluated) by bash.
+                            self.text_subs(index, span.clone());
+                            n.clone()
+                        }
                     };
                     raw.assignments.push((name, value));
                 }

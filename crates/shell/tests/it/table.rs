@@ -587,6 +587,33 @@ b"##,
     ),
     (r##"exec 3>&1"##, &["exec"], &[]),
     (r##">out"##, &[], &["Unsupported"]),
+    // Substitutions in every word-like text brush returns raw.
+    (r##"a[$(rm -rf .)]=1"##, &["rm -rf ."], &[]),
+    (r##"a[`rm x`]+=1 ls"##, &["rm x", "ls"], &[]),
+    (
+        r##"declare a[$(rm x)]=1"##,
+        &["rm x", "declare ?a[$(rm x)]=1"],
+        &[],
+    ),
+    (r##"echo ${a[$(rm x)]}"##, &["rm x", "echo ?${a[$(rm x)]}"], &[]),
+    (r##"(( a[$(rm x)] ))"##, &["rm x"], &[]),
+    (
+        r##"echo $(( a[`rm x`] ))"##,
+        &["rm x", "echo ?$(( a[`rm x`] ))"],
+        &[],
+    ),
+    (r##"a=([$(rm x)]=1)"##, &["rm x"], &[]),
+    (r##"[[ $(rm x) == a ]]"##, &["rm x"], &[]),
+    (r##"case x in $(rm y)) ;; esac"##, &["rm y"], &[]),
+    (r##"for i in a $(rm x); do :; done"##, &["rm x", ":"], &[]),
+    (r##"cat > $(rm x)"##, &["rm x", "cat"], &[]),
+    (
+        r##"cat <<EOF
+$(rm x)
+EOF"##,
+        &["rm x", "cat"],
+        &[],
+    ),
     (r##"git log --format='<<%h>>'"##, &[], &["ParseError"]),
 ];
 
