@@ -19,6 +19,19 @@ pub(crate) fn basename(s: &str) -> String {
 pub(crate) fn run(ctx: &mut Ctx<'_>, raw: RawCommand) {
     check_assignments(ctx, &raw.assignments, &raw.span);
     let via = ctx.via.clone();
+    if raw.argv.is_empty() {
+        // `> f` alone is `: > f`: the file is still opened. Emitted directly, so a function
+        // named `:` is not called (bash does not call it either).
+        if !raw.redirects.is_empty() {
+            let mut raw = raw;
+            raw.argv.push(Word {
+                text: ":".to_owned(),
+                known: true,
+            });
+            emit(ctx, &raw, &via);
+        }
+        return;
+    }
     resolve(ctx, raw, via);
 }
 
@@ -127,14 +140,6 @@ pub(crate) fn emit(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
 fn resolve(ctx: &mut Ctx<'_>, mut raw: RawCommand, mut via: Vec<String>) {
     for _ in 0..64 {
         let Some(first) = raw.argv.first().cloned() else {
-            if via.is_empty() && !raw.redirects.is_empty() {
-                let span = raw.span.clone();
-                ctx.opaque(
-                    OpaqueReason::Unsupported,
-                    "redirect without a command",
-                    span,
-                );
-            }
             return;
         };
         if !first.known {
