@@ -37,7 +37,15 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
                 .join(" ");
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
         }
-        "trap" | "alias" | "enable" if raw.argv.len() > 1 => {
+        "trap" => {
+            emit(ctx, &raw, via);
+            trap(ctx, &raw, via);
+        }
+        "alias" => {
+            emit(ctx, &raw, via);
+            alias(ctx, &raw, via);
+        }
+        "enable" if raw.argv.len() > 1 => {
             emit(ctx, &raw, via);
             let text = raw
                 .argv
@@ -151,6 +159,56 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
                 .collect::<Vec<_>>()
                 .join(" ");
             ctx.opaque(OpaqueReason::ShellFromStdin, &text, raw.span.clone());
+        }
+    }
+}
+
+/// `trap ACTION SIGNAL...`: the action is a shell string that runs later, analysed like `eval`.
+/// `trap`, `trap -p`, `trap -l`, `trap - SIG`, `trap '' SIG` and `trap SIG` run nothing.
+fn trap(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
+    let mut args = raw.argv.get(1..).unwrap_or_default();
+    while let Some(first) = args.first() {
+        let t = first.text.as_str();
+        if !first.known {
+            break;
+        }
+        if t == "--" {
+            args = args.get(1..).unwrap_or_default();
+            break;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            if t.contains(['p', 'P', 'l']) {
+                return;
+            }
+            args = args.get(1..).unwrap_or_default();
+            continue;
+        }
+        break;
+    }
+    // A single operand is a signal being reset, unless it is unknown (`trap $x` may split).
+    let [action, _, ..] = args else {
+        if let [w] = args
+            && !w.known
+        {
+            ctx.opaque(OpaqueReason::DynamicEval, &w.text, raw.span.clone());
+        }
+        return;
+    };
+    if action.known && (action.text.is_empty() || action.text == "-") {
+        return;
+    }
+    string_or_dynamic(ctx, action.known, &action.text, "trap", raw, via);
+}
+
+/// `alias NAME=BODY...`: the body runs wherever the alias is used later, analysed like `eval`.
+fn alias(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
+    for w in raw.argv.get(1..).unwrap_or_default() {
+        if !w.known {
+            ctx.opaque(OpaqueReason::DynamicEval, &w.text, raw.span.clone());
+            continue;
+        }
+        if let Some((_, body)) = w.text.split_once('=') {
+            string_or_dynamic(ctx, true, body, "alias", raw, via);
         }
     }
 }
