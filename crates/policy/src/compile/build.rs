@@ -350,8 +350,20 @@ fn agent_profiles(
             defs.entry(a.name.node.as_str()).or_default().push(a);
         }
     }
+    // Only the base layer can introduce an agent: a lower layer that defined one the base does
+    // not know would make a request decidable that the base alone denies (unknown agent).
+    let base: std::collections::HashSet<&str> = layers
+        .first()
+        .into_iter()
+        .flat_map(|l| &l.files)
+        .flat_map(|f| &f.policy.statements)
+        .filter_map(|st| match &st.kind {
+            StatementKind::Agent(a) => Some(a.name.node.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut out = HashMap::new();
-    for name in defs.keys() {
+    for name in defs.keys().filter(|n| base.contains(**n)) {
         // The chain: the agent first, then its ancestors (breadth first, no repeats).
         let mut chain: Vec<&str> = vec![name];
         let mut i = 0;

@@ -150,7 +150,7 @@ impl<'p> Decider<'p> {
                 }
             });
         };
-        let Some(j) = self.judge.judge(check != Check::Argument, collect) else { return };
+        let Some(j) = self.judge.judge(check != Check::Argument, true, collect) else { return };
         let access = match check {
             Check::Write => "write",
             Check::Read | Check::Argument => "read",
@@ -167,7 +167,7 @@ impl<'p> Decider<'p> {
                 }
             });
         };
-        if let Some(j) = self.judge.judge(true, collect) {
+        if let Some(j) = self.judge.judge(true, false, collect) {
             self.push(Subject::Tool { name: name.to_string() }, &|| name.to_string(), j, None);
         }
         if let Some(p) = path {
@@ -249,7 +249,7 @@ impl<'p> Decider<'p> {
                 }
             }
         };
-        let Some(j) = self.judge.judge(true, collect) else { return };
+        let Some(j) = self.judge.judge(true, false, collect) else { return };
         let opaque = j.how == How::Opaque;
         self.push(subject, &|| argv_text(&cmd.argv), j, Some(cmd.span.clone()));
         if let (Some(name), true, Some(last)) = (code_env, opaque, self.parts.last_mut()) {
@@ -318,7 +318,7 @@ impl<'p> Decider<'p> {
                     }
                 });
             };
-            if let Some(j) = self.judge.judge(false, collect) {
+            if let Some(j) = self.judge.judge(false, false, collect) {
                 let shown = ap.shown.clone();
                 let subject = Subject::Path { access: "read", path: shown.clone() };
                 self.push(subject, &|| shown.clone(), j, Some(cmd.span.clone()));
@@ -382,7 +382,7 @@ impl<'p> Decider<'p> {
                 c.add(p.rule, rule.verdict, tri);
             }
         };
-        let Some(j) = self.judge.judge(false, collect) else { return };
+        let Some(j) = self.judge.judge(false, false, collect) else { return };
         let name = |c: &SimpleCommand| c.argv.first().map(|w| w.text.clone()).unwrap_or_default();
         let what = || format!("{} | {}", argv_text(&a.argv), argv_text(&b.argv));
         let span = a.span.start.min(b.span.start)..a.span.end.max(b.span.end);

@@ -83,9 +83,15 @@ impl<'p> Judge<'p> {
 
     /// Judges one part. `collect` fills the matches of one layer. Without `use_default`, a
     /// part nothing matches is no part at all (`None`).
+    ///
+    /// Between deciding rules of equal verdict in several tiers, a command or tool takes the
+    /// highest-ranked tier (the author placed it there for the grants it needs); a file access
+    /// (`least_privilege`) takes the lowest one that covers it: reading a workspace file is a
+    /// read even though the write tier's `fs write` also covers it.
     pub(crate) fn judge(
         &self,
         use_default: bool,
+        least_privilege: bool,
         mut collect: impl FnMut(&LayerC, &mut Collector),
     ) -> Option<Judged> {
         let mut answers: Vec<LayerAnswer> = Vec::new();
@@ -97,13 +103,13 @@ impl<'p> Judge<'p> {
             let verdict_of = |r: &usize| layer.rules.get(*r).map(|r| r.verdict);
             let def_max = c.definite.iter().filter_map(verdict_of).max();
             if li == 0 {
-                base_tier = c
+                let tiers = c
                     .definite
                     .iter()
                     .filter_map(|r| layer.rules.get(*r))
                     .filter(|r| Some(r.verdict) == def_max)
-                    .filter_map(|r| r.tier)
-                    .max();
+                    .filter_map(|r| r.tier);
+                base_tier = if least_privilege { tiers.min() } else { tiers.max() };
             }
             let mut answer: Option<(Verdict, How)> = if li == 0 {
                 match def_max {
@@ -153,21 +159,25 @@ impl<'p> Judge<'p> {
             how.get_or_insert(a.how.clone());
         }
         let how = if rules.is_empty() { how.unwrap_or(How::Default) } else { How::Rules };
-        let tier = self.reported_tier(&rules);
+        let tier = self.reported_tier(&rules, least_privilege);
         let mut judged = Judged { verdict, rules, tier, base_tier, how };
         self.check_agent_tiers(&mut judged);
         Some(judged)
     }
 
-    /// The highest-ranked tier of the deciding rules, in the topmost layer that has one.
-    fn reported_tier(&self, rules: &[(usize, usize)]) -> Option<(usize, usize)> {
+    /// The highest-ranked (or, for `least_privilege`, the lowest-ranked) tier of the deciding
+    /// rules, in the topmost layer that has one.
+    fn reported_tier(&self, rules: &[(usize, usize)], least_privilege: bool) -> Option<(usize, usize)> {
         let mut best: Option<(usize, usize)> = None;
         for (l, r) in rules {
             let Some(t) = self.layers.get(*l).and_then(|x| x.rules.get(*r)).and_then(|r| r.tier) else {
                 continue;
             };
+            let keep = |bl: usize, bt: usize| {
+                bl < *l || (bl == *l && if least_privilege { bt <= t } else { bt >= t })
+            };
             best = match best {
-                Some((bl, bt)) if bl < *l || (bl == *l && bt >= t) => Some((bl, bt)),
+                Some((bl, bt)) if keep(bl, bt) => Some((bl, bt)),
                 _ => Some((*l, t)),
             };
         }

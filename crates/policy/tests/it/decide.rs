@@ -405,6 +405,29 @@ fn grants_follow_the_tier() {
     assert_eq!(d.grants.limits.memory, Some(2 * 1024 * 1024 * 1024));
 }
 
+#[test]
+fn a_file_access_takes_the_lowest_tier_that_covers_it() {
+    // `fs write` implies read, so the write tier also covers reading the workspace: a read must
+    // still run as a read, with no write grant.
+    let text = r#"version 1
+tier read: allow {
+    tools read_file
+    fs read "${workspace}/**"
+}
+tier write: allow {
+    tools write_file
+    fs write "${workspace}/**"
+}
+"#;
+    let set = compile_texts(&[text]).unwrap();
+    let d = decide(&set, None, "tool:read_file:/workspace/src/main.rs");
+    assert_eq!(d.tier.as_deref(), Some("read"));
+    assert!(d.grants.write.is_empty(), "{:?}", d.grants.write);
+    let d = decide(&set, None, "tool:write_file:/workspace/src/main.rs");
+    assert_eq!(d.tier.as_deref(), Some("write"));
+    assert_eq!(d.grants.write, vec!["/workspace/**"]);
+}
+
 /// A generated policy of `n` rules in 40 tiers (60% allow, 20% ask, 20% deny tiers): mostly
 /// `exec toolK [(SUB | ...)] [unless ...]`, one in ten a tool, one in twenty an `fs` rule.
 pub fn generated(n: usize) -> Vec<String> {

@@ -73,7 +73,9 @@ const ROWS: &[Row] = &[
     // Agents defined in several layers narrow together.
     (&[BASE, PROJECT], "ls", Some("reviewer"), D, Some((1, "agent reviewer"))),
     (&[BASE, PROJECT], "cat x", Some("reviewer"), D, Some((1, "no cat in this project"))),
-    (&[BASE, PROJECT], "cargo build", Some("helper"), D, Some((0, "exec cargo build"))),
+    // An agent only a lower layer defines is unknown: the base alone would deny it.
+    (&[BASE, PROJECT], "cargo build", Some("helper"), D, None),
+    (&[ALLOW_BASE, PROJECT], "anything", Some("helper"), D, None),
     (&[BASE, PROJECT], "cargo build", Some("reviewer"), D, Some((0, "exec cargo build"))),
     // A lower layer's default applies only where its rules do not match.
     (&[BASE, STRICT_DIR], "ls", None, A, Some((0, "exec ls, cat"))),
@@ -118,7 +120,8 @@ fn lower_layers_never_widen_grants() {
     assert!(d.grants.write.is_empty());
     assert_eq!(d.tier.as_deref(), Some("read"));
     assert_eq!(set.layers()[1].kind, LayerKind::User);
-    assert_eq!(set.agents(), vec!["helper".to_string(), "reviewer".to_string()]);
+    // `helper` is defined only by the lower layer: it stays unknown.
+    assert_eq!(set.agents(), vec!["reviewer".to_string()]);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Invariants, over random policies and requests:
 //! 1. adding a deny rule never makes a decision less severe;
-//! 2. adding a lower layer never makes a decision less severe than the upper layers alone
-//!    (for requests without an agent or naming an agent the upper layers define);
+//! 2. adding a lower layer never makes a decision less severe than the upper layers alone,
+//!    including for agents only the lower layer defines;
 //! 3. `decide` never panics, whatever the analysis and the context.
 
 use crate::decide::{MAIN, compile_texts};
@@ -21,7 +21,8 @@ const PATHS: &[&str] = &[
     "/etc/**", "~/.ssh/**", "**/*.pem", "${workspace}/src/**", "${workspace}/**", "/tmp/*", "**",
     "${home}/x", "src/*.rs", "/usr/**",
 ];
-const AGENTS: &[Option<&str>] = &[None, Some("reviewer"), Some("builder"), Some("strict")];
+const AGENTS: &[Option<&str>] =
+    &[None, Some("reviewer"), Some("builder"), Some("strict"), Some("lower_only")];
 
 fn word() -> impl Strategy<Value = Word> {
     prop_oneof![
@@ -158,6 +159,7 @@ fn lower_layer() -> impl Strategy<Value = String> {
                 s += "}\n";
             }
             s += "agent reviewer { deny exec make }\n";
+            s += "agent lower_only { deny exec zzz }\n";
             s
         })
 }
