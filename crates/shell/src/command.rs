@@ -331,7 +331,7 @@ fn special(
                 let r = r.text.clone();
                 for w in inner.iter_mut() {
                     if !r.is_empty() && w.text.contains(&r) {
-                        w.known = false;
+                        mark_placeholder(raw, w, &r);
                     }
                 }
             } else {
@@ -358,6 +358,56 @@ fn special(
         _ => {}
     }
     false
+}
+
+/// The parameter a run-time replacement token stands for when a shell string is analysed.
+const PLACEHOLDER: &str = "\"$__warden_xargs\"";
+
+/// Marks `w` unknown because it holds the replacement token `token`; a word that was known
+/// is remembered with the token replaced by [`PLACEHOLDER`] (see `RawCommand::placeholders`).
+fn mark_placeholder(raw: &mut RawCommand, w: &mut Word, token: &str) {
+    if w.known {
+        let replaced = w.text.replace(token, PLACEHOLDER);
+        raw.placeholders.push((w.text.clone(), replaced));
+    }
+    w.known = false;
+}
+
+/// The shell string to analyse for a word made unknown only by a replacement token.
+pub(crate) fn placeholder<'r>(raw: &'r RawCommand, w: &Word) -> Option<&'r str> {
+    if w.known {
+        return None;
+    }
+    raw.placeholders
+        .iter()
+        .find(|(orig, _)| *orig == w.text)
+        .map(|(_, replaced)| replaced.as_str())
+}
+
+/// After a placeholder string was analysed: the placeholder may have been single-quoted
+/// (`sh -c "rm '{}'"`) and come out as a known literal. Every word of the commands from
+/// index `from` on that holds it is unknown; a command whose command word holds it is
+/// `dynamic_command` instead.
+pub(crate) fn unknown_placeholders(ctx: &mut Ctx<'_>, from: usize) {
+    let name = PLACEHOLDER.trim_matches('"');
+    let fix = |w: &mut Word| {
+        if w.text.contains(name) {
+            w.known = false;
+        }
+    };
+    let added = ctx.out.commands.split_off(from.min(ctx.out.commands.len()));
+    for mut c in added {
+        c.argv.iter_mut().for_each(fix);
+        c.assignments.iter_mut().for_each(|(_, w)| fix(w));
+        c.redirects.iter_mut().for_each(|r| fix(&mut r.target));
+        match c.argv.first() {
+            Some(w0) if !w0.known && !c.program.is_empty() => {
+                let text = w0.text.clone();
+                ctx.opaque(OpaqueReason::DynamicCommand, &text, c.span.clone());
+            }
+            _ => ctx.out.commands.push(c),
+        }
+    }
 }
 
 /// `su USER -c STRING`: options may follow the user name.
@@ -412,22 +462,19 @@ fn find(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
         if !is_exec {
             continue;
         }
+        let mut inner = raw.clone();
         let mut argv = vec![];
         while let Some(a) = raw.argv.get(i) {
             i += 1;
             if a.known && (a.text == ";" || a.text == "+") {
                 break;
             }
+            let mut a = a.clone();
             if a.text.contains("{}") {
-                argv.push(Word {
-                    text: a.text.clone(),
-                    known: false,
-                });
-            } else {
-                argv.push(a.clone());
+                mark_placeholder(&mut inner, &mut a, "{}");
             }
+            argv.push(a);
         }
-        let mut inner = raw.clone();
         inner.argv = argv;
         inner.assignments = vec![];
         inner.stdin = Stdin::Inherited;

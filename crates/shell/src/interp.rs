@@ -1,7 +1,7 @@
 //! Programs that run other programs from a string: shells (`sh -c`, `bash <<EOF`), `eval`,
 //! `source`, and interpreters with inline code (`python3 -c`, `node -e`, `awk`, `sed e`).
 
-use crate::command::{emit, is_shell, string_or_dynamic};
+use crate::command::{emit, is_shell, placeholder, string_or_dynamic};
 use crate::model::{OpaqueReason, Word};
 use crate::walk::{Ctx, RawCommand, Stdin};
 
@@ -98,6 +98,10 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
     while let Some(w) = raw.argv.get(i) {
         i += 1;
         let t = w.text.as_str();
+        if command_mode && placeholder(raw, w).is_some() {
+            operand = Some(w);
+            break;
+        }
         if !w.known {
             emit(ctx, raw, via);
             ctx.opaque(OpaqueReason::DynamicEval, t, raw.span.clone());
@@ -135,7 +139,17 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
         match operand {
             Some(s) => {
                 let label = format!("{program} -c");
-                string_or_dynamic(ctx, s.known, &s.text.clone(), &label, raw, via);
+                if let Some(text) = placeholder(raw, s) {
+                    // The file name is pasted into the string as shell code: it can inject
+                    // commands, so the string stays opaque; what it visibly runs is reported.
+                    ctx.opaque(OpaqueReason::DynamicEval, &s.text, raw.span.clone());
+                    let text = text.to_owned();
+                    let n = ctx.out.commands.len();
+                    string_or_dynamic(ctx, true, &text, &label, raw, via);
+                    crate::command::unknown_placeholders(ctx, n);
+                } else {
+                    string_or_dynamic(ctx, s.known, &s.text.clone(), &label, raw, via);
+                }
             }
             None => emit(ctx, raw, via),
         }

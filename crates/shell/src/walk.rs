@@ -34,6 +34,10 @@ pub(crate) struct RawCommand {
     pub redirects: Vec<Redirect>,
     pub stdin: Stdin,
     pub span: Range<usize>,
+    /// Words made unknown only by a run-time replacement token (`xargs -I {}`, `find -exec
+    /// ... {}`): `(word text, the same text with the token replaced by a parameter)`, so a
+    /// shell string among them can still be analysed.
+    pub placeholders: Vec<(String, String)>,
 }
 
 /// The walk's state for one call of `analyse`.
@@ -564,6 +568,7 @@ pub(crate) fn empty_raw() -> RawCommand {
         redirects: vec![],
         stdin: Stdin::Inherited,
         span: 0..0,
+        placeholders: vec![],
     }
 }
 

@@ -608,6 +608,50 @@ b"##,
         &["DynamicEval"],
     ),
     (r##"exec 3>&1"##, &["exec"], &[]),
+    // A replacement token in a shell string: analysed as an unknown word, the string stays
+    // opaque (the file name is pasted in as shell code).
+    (
+        r##"find . -print0 | xargs -0 -I{} sh -c 'rm -rf {}'"##,
+        &[
+            "find . -print0",
+            "[xargs,sh -c] rm -rf ?\"$__warden_xargs\"",
+        ],
+        &["DynamicEval"],
+    ),
+    (
+        r##"xargs -I % sudo bash -c 'rm %'"##,
+        &[
+            "[xargs] sudo bash -c ?rm %",
+            "[xargs,sudo,bash -c] rm ?\"$__warden_xargs\"",
+        ],
+        &["DynamicEval"],
+    ),
+    (
+        r##"find . -exec sh -c 'rm -rf {}' \;"##,
+        &[
+            "find . -exec sh -c rm -rf {} ;",
+            "[find -exec,sh -c] rm -rf ?\"$__warden_xargs\"",
+        ],
+        &["DynamicEval"],
+    ),
+    (
+        r##"find . -exec sh -c "rm -rf '{}'" \;"##,
+        &[
+            "find . -exec sh -c rm -rf '{}' ;",
+            "[find -exec,sh -c] rm -rf ?\"$__warden_xargs\"",
+        ],
+        &["DynamicEval"],
+    ),
+    (
+        r##"find . -exec sh -c "'{}' x; ls" \;"##,
+        &["find . -exec sh -c '{}' x; ls ;", "[find -exec,sh -c] ls"],
+        &["DynamicEval", "DynamicCommand"],
+    ),
+    (
+        r##"xargs -I{} sh -c "rm $x {}""##,
+        &["[xargs] sh -c ?\"rm $x {}\""],
+        &["DynamicEval"],
+    ),
     (r##">out"##, &[":"], &[]),
     (r##"> /dev/sda"##, &[":"], &[]),
     (r##"< f"##, &[":"], &[]),
