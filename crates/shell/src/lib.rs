@@ -14,6 +14,7 @@
 //! [`guard`]) before it is parsed, and parsing runs on a thread with a large stack.
 #![forbid(unsafe_code)]
 
+mod brace;
 mod command;
 pub mod guard;
 mod interp;

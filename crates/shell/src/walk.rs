@@ -345,6 +345,20 @@ impl<'a> Ctx<'a> {
         r.word
     }
 
+    /// Like [`Ctx::word`] for an argv position: a static brace expansion gives its words.
+    fn argv_words(&mut self, w: &ast::Word) -> Vec<Word> {
+        let span = self.span(loc(w.loc.as_ref()));
+        let r = words::resolve(&w.value);
+        self.resolved(&r, &w.value, span);
+        match r.expanded {
+            Some(list) => list
+                .into_iter()
+                .map(|text| Word { text, known: true })
+                .collect(),
+            None => vec![r.word],
+        }
+    }
+
     fn resolved(&mut self, r: &Resolved, raw: &str, span: Range<usize>) {
         if r.failed {
             self.opaque(OpaqueReason::ParseError, raw, span.clone());
@@ -388,8 +402,8 @@ impl<'a> Ctx<'a> {
         }
         for w in word0 {
             grow(&loc(w.loc.as_ref()));
-            let word = self.word(w);
-            raw.argv.push(word);
+            let words = self.argv_words(w);
+            raw.argv.extend(words);
         }
         for item in suffix {
             grow(&self.item(item, &mut raw, true));
@@ -411,8 +425,8 @@ impl<'a> Ctx<'a> {
                 None
             }
             ast::CommandPrefixOrSuffixItem::Word(w) => {
-                let word = self.word(w);
-                raw.argv.push(word);
+                let words = self.argv_words(w);
+                raw.argv.extend(words);
                 loc(w.loc.as_ref())
             }
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {

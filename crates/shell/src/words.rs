@@ -2,6 +2,7 @@
 //! command texts of `$( )` and backticks collected so the walker can analyse them.
 
 use crate::model::Word;
+use crate::brace::{self, Ch, Expansion};
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 
 /// A word after resolution.
@@ -13,6 +14,9 @@ pub(crate) struct Resolved {
     pub subs: Vec<String>,
     /// The word (or a part of it) could not be parsed.
     pub failed: bool,
+    /// A static word with brace expansion: the words it expands to (then `word` is unknown,
+    /// for the places where one word is expected, such as a redirect target).
+    pub expanded: Option<Vec<String>>,
 }
 
 /// Parser options used for every word and program.
@@ -31,6 +35,16 @@ struct Acc {
     known: bool,
     subs: Vec<String>,
     failed: bool,
+    /// The resolved text, each character flagged `true` when unquoted (for brace expansion).
+    chars: Vec<Ch>,
+}
+
+impl Acc {
+    /// Appends resolved text; `unquoted` when its braces and commas are special.
+    fn push(&mut self, s: &str, unquoted: bool) {
+        self.text.push_str(s);
+        self.chars.extend(s.chars().map(|c| (c, unquoted)));
+    }
 }
 
 /// Resolves one raw word as brush returns it.
@@ -46,7 +60,26 @@ pub(crate) fn resolve(raw: &str) -> Resolved {
             acc.failed = true;
         }
     }
-    if has_glob(&acc.unquoted) || has_brace(&acc.unquoted) {
+    let mut expanded = None;
+    if has_glob(&acc.unquoted) {
+        acc.known = false;
+    } else if acc.known {
+        match brace::expand(&acc.chars) {
+            Expansion::Literal => {}
+            Expansion::Words(w) => {
+                acc.known = false;
+                let keep_empty = acc.chars.iter().any(|(_, unquoted)| !unquoted);
+                expanded = Some(
+                    w.into_iter()
+                        .filter(|s| keep_empty || !s.is_empty())
+                        .collect(),
+                );
+            }
+            Expansion::TooMany => acc.known = false,
+        }
+    }
+    // Fail closed if the expander and the shape check ever disagree.
+    if expanded.is_none() && has_brace(&acc.unquoted) {
         acc.known = false;
     }
     let text = if acc.known { acc.text } else { raw.to_owned() };
@@ -57,6 +90,7 @@ pub(crate) fn resolve(raw: &str) -> Resolved {
         },
         subs: acc.subs,
         failed: acc.failed,
+        expanded,
     }
 }
 
@@ -82,6 +116,7 @@ pub(crate) fn heredoc(body: &str) -> Resolved {
         },
         subs: acc.subs,
         failed: acc.failed,
+        expanded: None,
     }
 }
 
@@ -95,7 +130,7 @@ fn pieces_into(acc: &mut Acc, raw: &str, pieces: &[WordPieceWithSource], in_dq: 
     for p in pieces {
         match &p.piece {
             WordPiece::Text(s) => {
-                acc.text.push_str(s);
+                acc.push(s, !in_dq);
                 if in_dq {
                     acc.unquoted.push('Q');
                 } else {
@@ -103,11 +138,11 @@ fn pieces_into(acc: &mut Acc, raw: &str, pieces: &[WordPieceWithSource], in_dq: 
                 }
             }
             WordPiece::SingleQuotedText(s) => {
-                acc.text.push_str(s);
+                acc.push(s, false);
                 acc.unquoted.push('Q');
             }
             WordPiece::AnsiCQuotedText(s) => {
-                acc.text.push_str(&decode_ansi_c(s));
+                acc.push(&decode_ansi_c(s), false);
                 acc.unquoted.push('Q');
             }
             WordPiece::DoubleQuotedSequence(inner)
@@ -117,7 +152,7 @@ fn pieces_into(acc: &mut Acc, raw: &str, pieces: &[WordPieceWithSource], in_dq: 
             }
             WordPiece::TildeExpansion(_) => {
                 let s = slice(raw, p);
-                acc.text.push_str(&s);
+                acc.push(&s, false);
                 acc.unquoted.push('Q');
             }
             WordPiece::ParameterExpansion(expr) => {
@@ -142,9 +177,9 @@ fn pieces_into(acc: &mut Acc, raw: &str, pieces: &[WordPieceWithSource], in_dq: 
                 let _backslash = chars.next();
                 let rest: String = chars.collect();
                 if in_dq && !matches!(rest.as_str(), "$" | "`" | "\"" | "\\" | "\n") {
-                    acc.text.push_str(s);
+                    acc.push(s, false);
                 } else if rest != "\n" {
-                    acc.text.push_str(&rest);
+                    acc.push(&rest, false);
                 }
                 acc.unquoted.push('Q');
             }
