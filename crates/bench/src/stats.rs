@@ -168,13 +168,22 @@ fn ratio(ours: &Cell, peer: &Cell) -> String {
         (Some(o), Some(p)) if p.p50_ns > 0 => {
             #[allow(clippy::cast_precision_loss)]
             let r = o.p50_ns as f64 / p.p50_ns as f64;
-            if r < 0.1 {
-                format!("{r:.3}x")
-            } else {
-                format!("{r:.2}x")
-            }
+            ratio_text(r)
         }
         _ => String::from("-"),
+    }
+}
+
+/// `0.42x`, `0.042x`, and below 0.001 `1/N` (warden N times faster), so it never reads 0.
+fn ratio_text(r: f64) -> String {
+    if r >= 0.1 {
+        format!("{r:.2}x")
+    } else if r >= 0.001 {
+        format!("{r:.3}x")
+    } else if r > 0.0 {
+        format!("1/{:.0}", 1.0 / r)
+    } else {
+        String::from("0x")
     }
 }
 
@@ -196,7 +205,7 @@ fn batch_text(row: &Row) -> String {
         (None, None) => String::from("-"),
     };
     format!(
-        "{:>7} {:>11}",
+        "{:>7} {:>12}",
         pair(b(&row.ours), b(&row.peer)),
         pair(s(&row.ours), s(&row.peer))
     )
@@ -224,7 +233,7 @@ pub fn table(report: &Report) -> String {
         .unwrap_or(4)
         .max(4);
     let header = format!(
-        "{:<14} {:<case_w$} {:>6} | {:>10} {:>10} | {:>10} {:>10} | {:>7} | {:>7} {:>11} | {}",
+        "{:<14} {:<case_w$} {:>6} | {:>10} {:>10} | {:>10} {:>10} | {:>7} | {:>7} {:>12} | {}",
         "group",
         "case",
         "rules",
@@ -353,6 +362,13 @@ mod tests {
         assert_eq!(human_ns(1_500), "1.50 µs");
         assert_eq!(human_ns(2_500_000), "2.50 ms");
         assert_eq!(human_ns(3_000_000_000), "3.00 s");
+    }
+
+    #[test]
+    fn ratios_never_read_zero() {
+        assert_eq!(ratio_text(0.42), "0.42x");
+        assert_eq!(ratio_text(0.042), "0.042x");
+        assert_eq!(ratio_text(0.00003), "1/33333");
     }
 
     fn measured(p50: u64) -> Cell {
