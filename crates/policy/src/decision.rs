@@ -3,6 +3,7 @@
 
 use crate::ast::Verdict;
 use serde::{Serialize, Serializer};
+use std::sync::Arc;
 use warden_shell::Analysis;
 
 impl Serialize for Verdict {
@@ -96,7 +97,7 @@ pub enum Action<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RuleRef {
     /// The file's display name.
-    pub file: String,
+    pub file: Arc<str>,
     /// 1-based line.
     pub line: u32,
     /// 1-based column.
@@ -104,7 +105,7 @@ pub struct RuleRef {
     /// The layer the file belongs to.
     pub layer: LayerKind,
     /// The rule's source text (one line).
-    pub text: String,
+    pub text: Arc<str>,
     /// Index of the rule in [`crate::PolicySet::rules`], for coverage.
     #[serde(skip)]
     pub id: usize,
@@ -117,15 +118,16 @@ pub struct Decision {
     pub verdict: Verdict,
     /// The tier the request runs in (highest-ranked among the parts), if any rule of a tier
     /// decided.
-    pub tier: Option<String>,
+    pub tier: Option<Arc<str>>,
     /// Why, in one sentence a model can act on.
-    pub reason: String,
+    pub reason: Arc<str>,
     /// The rules that decided the verdict (those of the parts with the combined verdict).
     pub rules: Vec<RuleRef>,
     /// Every part that was judged, with its own verdict.
     pub parts: Vec<Part>,
-    /// What the sandbox grants if the request runs.
-    pub grants: Grants,
+    /// What the sandbox grants if the request runs. Shared: decisions in the same tier and
+    /// context point at one expanded copy.
+    pub grants: std::sync::Arc<Grants>,
 }
 
 /// One judged part of a request.
@@ -137,9 +139,9 @@ pub struct Part {
     /// Its verdict.
     pub verdict: Verdict,
     /// The tier of the deciding rule.
-    pub tier: Option<String>,
+    pub tier: Option<Arc<str>>,
     /// Why.
-    pub reason: String,
+    pub reason: Arc<str>,
     /// The deciding rules (empty when the default or the opaque verdict decided).
     pub rules: Vec<RuleRef>,
     /// Byte range in the command string, for commands and opaque parts.

@@ -37,6 +37,7 @@ struct Place<'a> {
 struct Lower<'a, 'b> {
     li: usize,
     file: &'a FileAst,
+    file_name: Arc<str>,
     starts: Vec<usize>,
     env: &'b SetEnv<'a>,
     layer: &'b mut LayerC,
@@ -52,13 +53,39 @@ pub(crate) fn build(layers: &[LayerAst]) -> Built {
         let mut lc = LayerC::new(layer.kind);
         for file in &layer.files {
             let starts = super::sets::line_starts(&file.text);
-            let mut lw = Lower { li, file, starts, env: &env, layer: &mut lc, rules: &mut built.rules };
+            let file_name = Arc::from(file.name.as_str());
+            let mut lw =
+                Lower { li, file, file_name, starts, env: &env, layer: &mut lc, rules: &mut built.rules };
             lw.file_statements(&built.agent_ids);
         }
         built.layers.push(lc);
     }
     built.agents = agent_profiles(layers, &built.agent_ids);
+    set_messages(&mut built);
     built
+}
+
+/// Each rule's reason as a decision states it, computed once: the written reason, else what
+/// the rule is, where, and what it does.
+fn set_messages(built: &mut Built) {
+    for layer in &mut built.layers {
+        let tiers: Vec<String> = layer.tiers.iter().map(|t| t.name.to_string()).collect();
+        for rule in &mut layer.rules {
+            if let Some(reason) = &rule.reason {
+                rule.message = Arc::clone(reason);
+                continue;
+            }
+            let text = built.rules.get(rule.id).map_or("", |r| &*r.text);
+            let tier = rule.tier.and_then(|t| tiers.get(t));
+            let tier = tier.map(|t| format!(" in tier `{t}`")).unwrap_or_default();
+            rule.message = match rule.verdict {
+                Verdict::Allow => format!("allowed by `{text}`{tier}"),
+                Verdict::Ask => format!("`{text}`{tier} asks for confirmation"),
+                Verdict::Deny => format!("denied by `{text}`{tier}"),
+            }
+            .into();
+        }
+    }
 }
 
 fn intern_agents(layers: &[LayerAst], ids: &mut HashMap<String, AgentId>) {
@@ -159,7 +186,7 @@ impl<'a> Lower<'a, '_> {
     fn tier(&mut self, t: &'a ast::Tier) {
         let idx = self.layer.tiers.len();
         self.layer.tiers.push(TierC {
-            name: t.name.node.clone(),
+            name: t.name.node.as_str().into(),
             verdict: t.verdict.node,
             reads: Vec::new(),
             writes: Vec::new(),
@@ -209,11 +236,11 @@ impl<'a> Lower<'a, '_> {
         let (line, column) = self.file.line_col(&self.starts, span.start);
         let id = self.rules.len();
         self.rules.push(RuleRef {
-            file: self.file.name.clone(),
+            file: Arc::clone(&self.file_name),
             line,
             column,
             layer: self.layer.kind,
-            text,
+            text: text.into(),
             id,
         });
         let reason = place.reason.clone();
@@ -225,6 +252,7 @@ impl<'a> Lower<'a, '_> {
             lock: place.lock,
             agent: place.agent,
             reason,
+            message: Arc::from(""),
         });
         local
     }

@@ -62,21 +62,10 @@ impl<'p> Decider<'p> {
         Decider { set, judge, anchors: Anchors::new(ctx), parts: Vec::new() }
     }
 
-    /// The reason a rule gives: the written one, else what it is and where.
-    fn rule_reason(&self, l: usize, r: usize) -> Option<String> {
-        let layer = self.judge.layers.get(l)?;
-        let rule = layer.rules.get(r)?;
-        if let Some(reason) = &rule.reason {
-            return Some(reason.to_string());
-        }
-        let text = self.set.rules.get(rule.id).map_or("", |r| r.text.as_str());
-        let tier = rule.tier.and_then(|t| layer.tiers.get(t));
-        let tier = tier.map(|t| format!(" in tier `{}`", t.name)).unwrap_or_default();
-        Some(match rule.verdict {
-            Verdict::Allow => format!("allowed by `{text}`{tier}"),
-            Verdict::Ask => format!("`{text}`{tier} asks for confirmation"),
-            Verdict::Deny => format!("denied by `{text}`{tier}"),
-        })
+    /// The reason a rule gives (computed once at compile time).
+    fn rule_reason(&self, l: usize, r: usize) -> Option<std::sync::Arc<str>> {
+        let rule = self.judge.layers.get(l)?.rules.get(r)?;
+        Some(std::sync::Arc::clone(&rule.message))
     }
 
     /// Records a judged part.
@@ -87,23 +76,24 @@ impl<'p> Decider<'p> {
         j: Judged,
         span: Option<std::ops::Range<usize>>,
     ) {
-        let reason = match &j.how {
+        let reason: std::sync::Arc<str> = match &j.how {
             How::Rules => j
                 .rules
                 .first()
                 .and_then(|(l, r)| self.rule_reason(*l, *r))
-                .unwrap_or_else(|| String::from("decided by a rule")),
+                .unwrap_or_else(|| "decided by a rule".into()),
             How::Default => {
-                format!("no rule matches `{}`; the default is {}", what(), j.verdict.as_str())
+                format!("no rule matches `{}`; the default is {}", what(), j.verdict.as_str()).into()
             }
             How::Opaque => format!(
                 "`{}` depends on words that cannot be known statically; opaque commands take {}",
                 what(),
                 j.verdict.as_str()
-            ),
+            )
+            .into(),
             How::AgentTier(t) => {
                 let agent = self.judge.agent.map(|a| a.name.as_str()).unwrap_or_default();
-                format!("agent `{agent}` may not use tier `{t}`")
+                format!("agent `{agent}` may not use tier `{t}`").into()
             }
         };
         let rule_ids: Vec<usize> = j
@@ -113,7 +103,7 @@ impl<'p> Decider<'p> {
             .collect();
         let rules: Vec<RuleRef> =
             rule_ids.iter().filter_map(|id| self.set.rules.get(*id).cloned()).collect();
-        let tier = j.tier.and_then(|(l, t)| self.judge.tier_name(l, t)).map(str::to_string);
+        let tier = j.tier.and_then(|(l, t)| self.judge.tier_arc(l, t));
         self.parts.push(PartX {
             part: Part { subject, verdict: j.verdict, tier, reason, rules, span },
             rank: j.tier,
@@ -131,7 +121,7 @@ impl<'p> Decider<'p> {
         span: Option<std::ops::Range<usize>>,
     ) {
         self.parts.push(PartX {
-            part: Part { subject, verdict, tier: None, reason, rules: vec![], span },
+            part: Part { subject, verdict, tier: None, reason: reason.into(), rules: vec![], span },
             rank: None,
             base_tier: None,
             rule_ids: vec![],
@@ -257,7 +247,8 @@ impl<'p> Decider<'p> {
                 "`{}` sets `{name}`, which changes what code runs; opaque commands take {}",
                 argv_text(&cmd.argv),
                 last.part.verdict.as_str()
-            );
+            )
+            .into();
         }
     }
 

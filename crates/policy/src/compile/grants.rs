@@ -13,6 +13,7 @@ use std::sync::{Arc, RwLock};
 
 /// A decision that refuses the request itself (unknown agent, ...).
 pub(crate) fn refusal(problem: String, reason: String) -> Decision {
+    let reason: Arc<str> = reason.into();
     Decision {
         verdict: Verdict::Deny,
         tier: None,
@@ -26,7 +27,7 @@ pub(crate) fn refusal(problem: String, reason: String) -> Decision {
             rules: vec![],
             span: None,
         }],
-        grants: Grants::default(),
+        grants: Arc::default(),
     }
 }
 
@@ -44,8 +45,7 @@ pub(crate) fn combine(d: Decider<'_>, agent: Option<&AgentProfile>) -> Decision 
         .iter()
         .filter_map(|p| p.rank)
         .max_by_key(|t| rank(*t))
-        .and_then(|(l, t)| d.judge.tier_name(l, t))
-        .map(str::to_string);
+        .and_then(|(l, t)| d.judge.tier_arc(l, t));
     let mut ids: Vec<usize> = Vec::new();
     for p in &deciding {
         for id in &p.rule_ids {
@@ -216,12 +216,12 @@ struct CacheEntry {
 const CACHED_CONTEXTS: usize = 16;
 
 impl Cache {
-    fn get(&self, plans: &Plans, plan: usize, anchors: &Anchors) -> Grants {
+    fn get(&self, plans: &Plans, plan: usize, anchors: &Anchors) -> Arc<Grants> {
         let hit = |e: &CacheEntry| e.workspace == anchors.workspace && e.home == anchors.home;
         if let Ok(entries) = self.entries.read()
             && let Some(g) = entries.iter().find(|e| hit(e)).and_then(|e| e.plans.get(plan)?.clone())
         {
-            return (*g).clone();
+            return g;
         }
         let g = Arc::new(plans.expand(plan, anchors));
         if let Ok(mut entries) = self.entries.write() {
@@ -239,19 +239,25 @@ impl Cache {
                 *slot = Some(Arc::clone(&g));
             }
         }
-        (*g).clone()
+        g
     }
 }
 
 /// The grants of a request that runs: the plan of its base tier, narrowed for its agent. A
 /// denied request is granted nothing.
-fn grants(d: &Decider<'_>, verdict: Verdict, base_tier: Option<usize>, agent: Option<&AgentProfile>) -> Grants {
+fn grants(
+    d: &Decider<'_>,
+    verdict: Verdict,
+    base_tier: Option<usize>,
+    agent: Option<&AgentProfile>,
+) -> Arc<Grants> {
     if verdict == Verdict::Deny {
-        return Grants::default();
+        return Arc::default();
     }
     let plan = base_tier.map_or(0, |t| t + 1);
-    let mut g = d.set.cache.get(&d.set.plans, plan, &d.anchors);
-    let Some(a) = agent else { return g };
+    let shared = d.set.cache.get(&d.set.plans, plan, &d.anchors);
+    let Some(a) = agent else { return shared };
+    let mut g = Arc::unwrap_or_clone(shared);
     let anchors = &d.anchors;
     let applies = |id: Option<u32>| id.is_some_and(|id| a.scope.contains(&id));
     let mut network = std::mem::take(&mut g.network);
@@ -277,7 +283,7 @@ fn grants(d: &Decider<'_>, verdict: Verdict, base_tier: Option<usize>, agent: Op
         g.sandbox = a.sandbox.clone().unwrap_or_default();
     }
     g.network = network;
-    g
+    Arc::new(g)
 }
 
 fn union(nets: &[&NetC]) -> Network {

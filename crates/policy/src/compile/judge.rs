@@ -186,7 +186,12 @@ impl<'p> Judge<'p> {
 
     /// The name of tier `t` of layer `l`.
     pub(crate) fn tier_name(&self, l: usize, t: usize) -> Option<&'p str> {
-        self.layers.get(l)?.tiers.get(t).map(|t| t.name.as_str())
+        self.layers.get(l)?.tiers.get(t).map(|t| &*t.name)
+    }
+
+    /// The name of tier `t` of layer `l`, shared.
+    pub(crate) fn tier_arc(&self, l: usize, t: usize) -> Option<std::sync::Arc<str>> {
+        self.layers.get(l)?.tiers.get(t).map(|t| std::sync::Arc::clone(&t.name))
     }
 
     /// An agent limited to some tiers: a part decided in another tier is denied.

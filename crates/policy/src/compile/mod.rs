@@ -189,7 +189,7 @@ impl PolicySet {
     pub fn tiers(&self) -> Vec<(LayerKind, String, Verdict)> {
         self.layers
             .iter()
-            .flat_map(|l| l.tiers.iter().map(move |t| (l.kind, t.name.clone(), t.verdict)))
+            .flat_map(|l| l.tiers.iter().map(move |t| (l.kind, t.name.to_string(), t.verdict)))
             .collect()
     }
 

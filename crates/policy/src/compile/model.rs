@@ -23,12 +23,14 @@ pub(crate) struct RuleC {
     pub(crate) agent: Option<AgentId>,
     /// The rule's or its tier's reason, if written.
     pub(crate) reason: Option<std::sync::Arc<str>>,
+    /// The reason a decision by this rule states (the written one, else generated).
+    pub(crate) message: std::sync::Arc<str>,
 }
 
 /// A compiled tier.
 #[derive(Debug, Clone)]
 pub(crate) struct TierC {
-    pub(crate) name: String,
+    pub(crate) name: std::sync::Arc<str>,
     pub(crate) verdict: Verdict,
     /// File grants: read patterns with their exceptions.
     pub(crate) reads: Vec<FsGrant>,

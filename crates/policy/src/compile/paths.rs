@@ -272,6 +272,38 @@ impl PathPattern {
 
 /// Segment matching with `**`, by dynamic programming (no exponential backtracking).
 fn match_segs(pattern: &[Seg], path: &[&str]) -> bool {
+    if path.len() < 127 { match_segs_bits(pattern, path) } else { match_segs_long(pattern, path) }
+}
+
+/// [`match_segs`] without allocating: bit `j` of `reach` says the pattern prefix consumed so
+/// far can end at path position `j` (paths of fewer than 127 segments).
+fn match_segs_bits(pattern: &[Seg], path: &[&str]) -> bool {
+    let n = path.len();
+    let all: u128 = (1u128 << (n + 1)) - 1;
+    let mut reach: u128 = 1;
+    for seg in pattern {
+        reach = match seg {
+            // From the first reachable position on, every later one is reachable.
+            Seg::Any => all & !(reach & reach.wrapping_neg()).wrapping_sub(1),
+            Seg::Word(g) => {
+                let mut next = 0u128;
+                for (j, p) in path.iter().enumerate() {
+                    if reach & (1u128 << j) != 0 && g.matches(p) {
+                        next |= 1u128 << (j + 1);
+                    }
+                }
+                next
+            }
+        };
+        if reach == 0 {
+            return false;
+        }
+    }
+    reach & (1u128 << n) != 0
+}
+
+/// [`match_segs`] for very long paths.
+fn match_segs_long(pattern: &[Seg], path: &[&str]) -> bool {
     // reach[j]: pattern prefix consumed so far can end at path position j.
     let mut reach = vec![false; path.len() + 1];
     if let Some(r) = reach.first_mut() {
@@ -374,6 +406,22 @@ impl<T: Clone> PathIndex<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bitmask_and_long_matchers_agree() {
+        let pats = ["/**", "/a/**", "/**/b", "/**/b/**/c", "/a/*/c", "/**/*.pem", "/a/**/**/z", "/x"];
+        let paths = ["/", "/a", "/a/b", "/a/b/c", "/q/b", "/a/x/y/b/c/c", "/k/id.pem", "/a/z", "/x/y"];
+        for pat in pats {
+            let p = parse_pattern(pat).unwrap();
+            for path in paths {
+                let segs = segments(path);
+                assert_eq!(match_segs_bits(&p.segs, &segs), match_segs_long(&p.segs, &segs), "{pat} {path}");
+            }
+        }
+        let long: Vec<&str> = std::iter::repeat_n("d", 200).collect();
+        let p = parse_pattern("/**/d").unwrap();
+        assert!(match_segs(&p.segs, &long));
+    }
 
     fn anchors() -> Anchors {
         Anchors::new(&Context {

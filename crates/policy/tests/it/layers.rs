@@ -101,7 +101,7 @@ fn layer_table() {
         let set = compile_texts(texts).unwrap_or_else(|e| panic!("{:?}", e.0.iter().map(|d| d.short()).collect::<Vec<_>>()));
         let d = decide(&set, *agent, req);
         let want = rule.map(|(l, snippet)| (format!("layer{l}.policy"), line_of(texts[l], snippet)));
-        let got = d.rules.first().map(|r| (r.file.clone(), r.line));
+        let got = d.rules.first().map(|r| (r.file.to_string(), r.line));
         if d.verdict != *verdict || got != want {
             wrong.push(format!("{} layers, {req:?} agent {agent:?}: wanted {verdict:?} {want:?}, got {:?} {got:?} ({})", texts.len(), d.verdict, d.reason));
         }
