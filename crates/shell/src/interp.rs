@@ -41,7 +41,11 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
             emit(ctx, &raw, via);
             trap(ctx, &raw, via);
         }
-        "alias" | "enable" if raw.argv.len() > 1 => {
+        "alias" => {
+            emit(ctx, &raw, via);
+            alias(ctx, &raw, via);
+        }
+        "enable" if raw.argv.len() > 1 => {
             emit(ctx, &raw, via);
             let text = raw
                 .argv
@@ -208,6 +212,19 @@ fn trap(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
         return;
     }
     string_or_dynamic(ctx, action.known, &action.text, "trap", raw, via);
+}
+
+/// `alias NAME=BODY...`: the body runs wherever the alias is used later, analysed like `eval`.
+fn alias(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
+    for w in raw.argv.get(1..).unwrap_or_default() {
+        if !w.known {
+            ctx.opaque(OpaqueReason::DynamicEval, &w.text, raw.span.clone());
+            continue;
+        }
+        if let Some((_, body)) = w.text.split_once('=') {
+            string_or_dynamic(ctx, true, body, "alias", raw, via);
+        }
+    }
 }
 
 /// A path that names the standard input (`bash /dev/stdin <<< ...`).
