@@ -268,6 +268,23 @@ impl PathPattern {
             _ => None,
         }
     }
+
+    /// The last literal segment: every matching path has it as one of its segments.
+    fn some_literal(&self) -> Option<&str> {
+        self.segs.iter().rev().find_map(|s| match s {
+            Seg::Word(g) => g.literal(),
+            Seg::Any => None,
+        })
+    }
+
+    /// A cheap test before [`PathPattern::matches`]: a pattern ending in a word can only match
+    /// a path whose last segment matches that word.
+    fn last_may_match(&self, path: &[&str]) -> bool {
+        match (self.segs.last(), path.last()) {
+            (Some(Seg::Word(g)), Some(last)) => g.matches(last),
+            _ => true,
+        }
+    }
 }
 
 /// Segment matching with `**`, by dynamic programming (no exponential backtracking).
@@ -340,28 +357,34 @@ fn match_segs_long(pattern: &[Seg], path: &[&str]) -> bool {
 /// Path patterns indexed by anchor and first literal segment, each with a value.
 #[derive(Debug, Clone)]
 pub(crate) struct PathIndex<T> {
+    /// Patterns whose first segment is a literal, by anchor and that literal.
     keyed: [HashMap<String, Vec<(PathPattern, T)>>; 3],
+    /// Other patterns (`**/.ssh/**`) by a literal segment every match must contain.
+    by_literal: HashMap<String, Vec<(PathPattern, T)>>,
+    /// Patterns without any literal segment (`**/*.pem`).
     other: Vec<(PathPattern, T)>,
     len: usize,
 }
 
 impl<T> Default for PathIndex<T> {
     fn default() -> Self {
-        PathIndex { keyed: Default::default(), other: Vec::new(), len: 0 }
+        PathIndex { keyed: Default::default(), by_literal: HashMap::new(), other: Vec::new(), len: 0 }
     }
 }
 
 impl<T: Clone> PathIndex<T> {
     pub(crate) fn insert(&mut self, pattern: PathPattern, value: T) {
         self.len += 1;
-        match pattern.first_literal() {
-            Some(first) => {
-                let first = first.to_string();
-                if let Some(map) = self.keyed.get_mut(pattern.root.slot()) {
-                    map.entry(first).or_default().push((pattern, value));
-                }
+        if let Some(first) = pattern.first_literal() {
+            let first = first.to_string();
+            if let Some(map) = self.keyed.get_mut(pattern.root.slot()) {
+                map.entry(first).or_default().push((pattern, value));
             }
-            None => self.other.push((pattern, value)),
+        } else if let Some(lit) = pattern.some_literal() {
+            let lit = lit.to_string();
+            self.by_literal.entry(lit).or_default().push((pattern, value));
+        } else {
+            self.other.push((pattern, value));
         }
     }
 
@@ -371,7 +394,8 @@ impl<T: Clone> PathIndex<T> {
 
     /// Calls `f` with every pattern and its value.
     pub(crate) fn for_each_entry(&self, mut f: impl FnMut(&PathPattern, &T)) {
-        for (p, v) in self.keyed.iter().flat_map(|m| m.values()).flatten().chain(&self.other) {
+        let keyed = self.keyed.iter().flat_map(|m| m.values()).flatten();
+        for (p, v) in keyed.chain(self.by_literal.values().flatten()).chain(&self.other) {
             f(p, v);
         }
     }
@@ -384,7 +408,7 @@ impl<T: Clone> PathIndex<T> {
         let segs = segments(path);
         let mut visit = |list: Option<&Vec<(PathPattern, T)>>| {
             for (p, v) in list.into_iter().flatten() {
-                if p.matches(&segs, anchors) {
+                if p.last_may_match(&segs) && p.matches(&segs, anchors) {
                     f(v);
                 }
             }
@@ -399,6 +423,15 @@ impl<T: Clone> PathIndex<T> {
                 visit(self.keyed.get(root.slot()).and_then(|m| m.get(*first)));
             }
         }
+        if !self.by_literal.is_empty() {
+            for (i, seg) in segs.iter().enumerate() {
+                // Each distinct segment once, so no pattern is visited twice.
+                if segs.get(..i).is_some_and(|before| before.contains(seg)) {
+                    continue;
+                }
+                visit(self.by_literal.get(*seg));
+            }
+        }
         visit(Some(&self.other));
     }
 }
@@ -406,6 +439,34 @@ impl<T: Clone> PathIndex<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_finds_what_a_scan_finds() {
+        let pats = [
+            "/**/.ssh/**", "/**/*.pem", "/**/.git/hooks/**", "/usr/**", "/**", "~/.aws/**",
+            "${workspace}/**/x", "${workspace}/.env", "/**/id_rsa*", "/a/**/b/c",
+        ];
+        let mut index = PathIndex::default();
+        let compiled: Vec<PathPattern> = pats.iter().map(|p| parse_pattern(p).unwrap()).collect();
+        for (i, p) in compiled.iter().enumerate() {
+            index.insert(p.clone(), i);
+        }
+        let a = anchors();
+        for path in [
+            "/", "/home/user/.ssh/id", "/x/.ssh", "/k.pem", "/workspace/.git/hooks/pre-commit",
+            "/usr/bin/ls", "/home/user/.aws/credentials", "/workspace/q/x", "/workspace/.env",
+            "/a/id_rsa.pub", "/a/z/b/c", "/.ssh/.ssh", "/workspace/x",
+        ] {
+            let segs = segments(path);
+            let mut scan: Vec<usize> =
+                (0..compiled.len()).filter(|i| compiled[*i].matches(&segs, &a)).collect();
+            let mut found = Vec::new();
+            index.for_each_match(path, &a, |v| found.push(*v));
+            scan.sort_unstable();
+            found.sort_unstable();
+            assert_eq!(found, scan, "{path}");
+        }
+    }
 
     #[test]
     fn bitmask_and_long_matchers_agree() {
