@@ -4,21 +4,9 @@ fn main() {
         let a = warden_shell::analyse(&arg);
         println!("== {arg:?}");
         for c in &a.commands {
-            let argv: Vec<String> = c
-                .argv
-                .iter()
-                .map(|w| {
-                    if w.known {
-                        w.text.clone()
-                    } else {
-                        format!("?{}", w.text)
-                    }
-                })
-                .collect();
             println!(
-                "  cmd {:?} argv={:?} via={:?} pipe={:?} assign={:?} redir={:?} span={:?}",
+                "  cmd {:?} {c} via={:?} pipe={:?} assign={:?} redir={:?} span={:?}",
                 c.program,
-                argv,
                 c.via,
                 c.pipeline.map(|p| (p.id, p.stage)),
                 c.assignments

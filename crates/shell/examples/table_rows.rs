@@ -5,27 +5,9 @@ fn main() {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     for input in text.split('\0') {
         let a = warden_shell::analyse(input);
-        let cmds: Vec<String> = a.commands.iter().map(render).collect();
+        let cmds: Vec<String> = a.commands.iter().map(ToString::to_string).collect();
         let opq: Vec<String> = a.opaque.iter().map(|o| format!("{:?}", o.reason)).collect();
         println!("    (r##\"{input}\"##, &{cmds:?}, &{opq:?}),");
     }
 }
 
-fn render(c: &warden_shell::SimpleCommand) -> String {
-    let argv: Vec<String> = c
-        .argv
-        .iter()
-        .map(|w| {
-            if w.known {
-                w.text.clone()
-            } else {
-                format!("?{}", w.text)
-            }
-        })
-        .collect();
-    if c.via.is_empty() {
-        argv.join(" ")
-    } else {
-        format!("[{}] {}", c.via.join(","), argv.join(" "))
-    }
-}

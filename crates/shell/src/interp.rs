@@ -29,12 +29,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
         }
         "source" | "." => {
             emit(ctx, &raw, via);
-            let text = raw
-                .argv
-                .iter()
-                .map(|w| w.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
+            let text = words_text(&raw.argv);
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
         }
         "trap" => {
@@ -47,12 +42,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
         }
         "enable" if raw.argv.len() > 1 => {
             emit(ctx, &raw, via);
-            let text = raw
-                .argv
-                .iter()
-                .map(|w| w.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
+            let text = words_text(&raw.argv);
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
         }
         "watch" => watch(ctx, &raw, via),
@@ -166,12 +156,7 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
         }
         _ => {
             emit(ctx, raw, via);
-            let text = raw
-                .argv
-                .iter()
-                .map(|w| w.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
+            let text = words_text(&raw.argv);
             ctx.opaque(OpaqueReason::ShellFromStdin, &text, raw.span.clone());
         }
     }
@@ -402,4 +387,9 @@ fn sed_is_dangerous(argv: &[Word]) -> bool {
         }
     }
     scripts.iter().any(|s| crate::sed::dangerous(s))
+}
+
+/// The words of an argv joined with spaces, as written.
+fn words_text(words: &[Word]) -> String {
+    words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ")
 }

@@ -37,6 +37,21 @@ pub struct SimpleCommand {
     pub span: Range<usize>,
 }
 
+impl std::fmt::Display for SimpleCommand {
+    /// `[via,...] argv...`, each unknown word prefixed with `?`: the form tests and tools print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.via.is_empty() {
+            write!(f, "[{}] ", self.via.join(","))?;
+        }
+        for (i, w) in self.argv.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            let mark = if w.known { "" } else { "?" };
+            write!(f, "{sep}{mark}{}", w.text)?;
+        }
+        Ok(())
+    }
+}
+
 /// One argv word.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Word {

@@ -7,22 +7,7 @@ mod table;
 
 /// `[via,via] argv...`, unknown words prefixed with `?`.
 pub fn render(c: &warden_shell::SimpleCommand) -> String {
-    let argv: Vec<String> = c
-        .argv
-        .iter()
-        .map(|w| {
-            if w.known {
-                w.text.clone()
-            } else {
-                format!("?{}", w.text)
-            }
-        })
-        .collect();
-    if c.via.is_empty() {
-        argv.join(" ")
-    } else {
-        format!("[{}] {}", c.via.join(","), argv.join(" "))
-    }
+    c.to_string()
 }
 
 /// The rendered commands of `input`.
