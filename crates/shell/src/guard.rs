@@ -17,11 +17,24 @@
 //! - **Deep nesting** (`{ ` a thousand times): the grammar recurses once per level and
 //!   overflows the stack. The guard refuses a structural depth above [`MAX_NESTING`]; the parse
 //!   also runs on a thread with a large stack.
+//! - **Subscripts left open inside `${`** (`a"${u[t[[-y9|p[; a"${u[t[[...`, found by fuzzing):
+//!   the word parser backtracks over every unclosed `[` of a parameter expansion; 97 bytes take
+//!   3 s, 199 bytes ran for over 100 s at 1.5 GB. The guard refuses a parameter expansion with
+//!   more than [`MAX_OPEN_SUBSCRIPTS`] unclosed `[`.
+//! - **Redirect numbers beyond `i32`** (`5555555554>`, found by fuzzing): brush panics on an
+//!   `unwrap`. The guard refuses a descriptor number of ten or more digits.
+//!
+//! Whatever shape a guard misses, [`crate::analyse`] also stops waiting after a deadline.
 
 /// The deepest run of unclosed `(` accepted (work doubles with each level).
 pub const MAX_PAREN_DEPTH: usize = 12;
 /// The deepest structural nesting accepted (`(`, `{`, `[[`, `if`, `case`, loops).
 pub const MAX_NESTING: usize = 100;
+
+/// The most unclosed `[` accepted inside one `${ }` (legitimate subscripts nest one or two).
+pub const MAX_OPEN_SUBSCRIPTS: usize = 2;
+/// The longest descriptor number accepted before `<` or `>`.
+pub const MAX_FD_DIGITS: usize = 9;
 
 /// Why a string was refused before parsing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +45,10 @@ pub enum Refusal {
     ParenDepth,
     /// Too deeply nested.
     Nesting,
+    /// Too many unclosed `[` inside a parameter expansion.
+    Subscripts,
+    /// A redirect's descriptor number that does not fit brush-parser's `i32`.
+    FdNumber,
 }
 
 /// Checks `input` for the shapes known to make `brush-parser` 0.4.0 blow up.
@@ -42,7 +59,61 @@ pub enum Refusal {
 pub fn check(input: &str) -> Result<(), Refusal> {
     check_heredocs(input)?;
     check_parens(input)?;
-    check_nesting(input)
+    check_nesting(input)?;
+    check_subscripts(input)?;
+    check_fd_numbers(input)
+}
+
+/// Every `${ ... }` (nested ones included): at most [`MAX_OPEN_SUBSCRIPTS`] unclosed `[`.
+fn check_subscripts(input: &str) -> Result<(), Refusal> {
+    let b = input.as_bytes();
+    // One open-bracket count per open `${`.
+    let mut frames: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                frames.push(0);
+                i += 1;
+            }
+            b'}' => {
+                frames.pop();
+            }
+            b'[' => {
+                if let Some(open) = frames.last_mut() {
+                    *open += 1;
+                    if *open > MAX_OPEN_SUBSCRIPTS {
+                        return Err(Refusal::Subscripts);
+                    }
+                }
+            }
+            b']' => {
+                if let Some(open) = frames.last_mut() {
+                    *open = open.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// A run of digits directly before `<` or `>` is a descriptor number: at most
+/// [`MAX_FD_DIGITS`] digits.
+fn check_fd_numbers(input: &str) -> Result<(), Refusal> {
+    let mut run = 0usize;
+    for c in input.bytes() {
+        if c.is_ascii_digit() {
+            run += 1;
+        } else {
+            if (c == b'<' || c == b'>') && run > MAX_FD_DIGITS {
+                return Err(Refusal::FdNumber);
+            }
+            run = 0;
+        }
+    }
+    Ok(())
 }
 
 fn is_word_char(c: u8) -> bool {
@@ -187,6 +258,20 @@ mod tests {
         ] {
             assert_eq!(check(input), Err(Refusal::HereDocDelimiter), "{input:?}");
         }
+    }
+
+    #[test]
+    fn brush_open_subscripts_in_parameter_expansion_blowup_is_refused() {
+        let found = "a\"${u[t[[-y9|p[; a\"${ugt[[-|p[; a\"${u[t[[x}\"-reisv -on -_udss}\"-ry";
+        assert_eq!(check(found), Err(Refusal::Subscripts));
+        assert_eq!(check("echo ${a[${b[0]}]} ${c[1]} \"${d[@]}\""), Ok(()));
+        assert_eq!(check("grep '[[:space:]]' f; [ -n \"${x}\" ]"), Ok(()));
+    }
+
+    #[test]
+    fn brush_io_number_overflow_panic_is_refused() {
+        assert_eq!(check("5555555554>"), Err(Refusal::FdNumber));
+        assert_eq!(check("echo 2>&1 10>f 123456789<g"), Ok(()));
     }
 
     #[test]

@@ -33,6 +33,12 @@ pub const MAX_INPUT: usize = 64 * 1024;
 /// Stack size of the analysis thread.
 const STACK: usize = 256 * 1024 * 1024;
 
+/// How long [`analyse`] waits for the parser. Ordinary strings take well under a millisecond
+/// (release) and hostile 60 KB strings under a second (debug); a string the parser is still
+/// working on after this is opaque (`too_large`). The worker is then left to finish on its own:
+/// it holds nothing of the caller's.
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Analyses one command string.
 ///
 /// ```
@@ -46,13 +52,29 @@ pub fn analyse(input: &str) -> Analysis {
         return whole(input, OpaqueReason::TooLarge);
     }
     let owned = input.to_owned();
+    let (send, receive) = std::sync::mpsc::sync_channel(1);
     let worker = std::thread::Builder::new()
         .name("warden-shell".to_owned())
         .stack_size(STACK)
-        .spawn(move || analyse_here(&owned));
-    match worker.map(std::thread::JoinHandle::join) {
-        Ok(Ok(a)) => a,
-        _ => whole(input, OpaqueReason::Unsupported),
+        .spawn(move || {
+            // The receiver may have given up (deadline): nothing to do then.
+            let _ = send.send(analyse_here(&owned));
+        });
+    if worker.is_err() {
+        return whole(input, OpaqueReason::Unsupported);
+    }
+    match receive.recv_timeout(DEADLINE) {
+        Ok(a) => a,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Analysis {
+            commands: vec![],
+            opaque: vec![Opaque {
+                reason: OpaqueReason::TooLarge,
+                text: format!("analysis did not finish in {} s: {}", DEADLINE.as_secs(), walk::shorten(input)),
+                span: 0..input.len(),
+            }],
+        },
+        // The worker ended without an answer (it cannot panic past `analyse_here`).
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => whole(input, OpaqueReason::Unsupported),
     }
 }
 

@@ -144,3 +144,28 @@ fn long_pipelines_are_capped_not_slow_to_fail() {
     assert_eq!(a.commands.len(), warden_shell::MAX_COMMANDS);
     assert!(a.opaque.iter().any(|o| o.reason == OpaqueReason::TooLarge));
 }
+
+/// Every input the fuzzer saved under `fuzz/regressions/shell_analyse/` is refused by the
+/// guard before brush-parser sees it (a `parse_error` part), not rescued by the deadline.
+#[test]
+fn fuzz_regressions_are_refused_by_the_guard() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/shell_analyse");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("regressions folder") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).expect("read");
+        let input = String::from_utf8_lossy(&bytes);
+        let a = warden_shell::analyse(&input);
+        assert!(
+            a.opaque.iter().any(|o| o.reason == warden_shell::OpaqueReason::ParseError),
+            "{}: {:?}",
+            path.display(),
+            a.opaque.iter().map(|o| o.reason).collect::<Vec<_>>()
+        );
+        seen += 1;
+    }
+    assert!(seen >= 3, "only {seen} regressions");
+}
