@@ -52,7 +52,7 @@ pub(crate) fn build(layers: &[LayerAst]) -> Built {
     for (li, layer) in layers.iter().enumerate() {
         let mut lc = LayerC::new(layer.kind);
         for file in &layer.files {
-            let starts = super::sets::line_starts(&file.text);
+            let starts = file.starts.clone();
             let file_name = Arc::from(file.name.as_str());
             let mut lw =
                 Lower { li, file, file_name, starts, env: &env, layer: &mut lc, rules: &mut built.rules };

@@ -52,7 +52,13 @@ fn alone(layers: &[LayerAst], li: usize, file: &FileAst) -> Vec<LayerAst> {
     }
     let mut files = vec![file.clone()];
     if !sets.statements.is_empty() {
-        files.push(FileAst { name: file.name.clone(), text: String::new(), policy: sets, order: file.order });
+        files.push(FileAst {
+            name: file.name.clone(),
+            text: String::new(),
+            policy: sets,
+            order: file.order,
+            starts: vec![0],
+        });
     }
     vec![LayerAst { kind: layers.get(li).map_or(crate::LayerKind::Cli, |l| l.kind), files }]
 }

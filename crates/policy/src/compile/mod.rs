@@ -92,6 +92,7 @@ pub fn compile(layers: &[LayerSource]) -> Result<PolicySet, Diagnostics> {
                     text: f.text.clone(),
                     policy,
                     order,
+                    starts: sets::line_starts(&f.text),
                 }),
                 Err(Diagnostics(ds)) => {
                     parse_failed = true;

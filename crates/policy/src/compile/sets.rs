@@ -14,6 +14,8 @@ pub(crate) struct FileAst {
     pub(crate) policy: Policy,
     /// Position of the file in the compile input (for sorting diagnostics).
     pub(crate) order: usize,
+    /// Byte offsets where lines start, computed once (see [`line_starts`]).
+    pub(crate) starts: Vec<usize>,
 }
 
 impl FileAst {

@@ -88,7 +88,7 @@ fn first_seen(seen: &mut Seen, key: String, file: &FileAst, span: &Span) -> Opti
     if let Some(prev) = seen.get(&key) {
         return Some(prev.clone());
     }
-    let (line, _) = crate::error::line_col(&file.text, span.start);
+    let (line, _) = file.line_col(&file.starts, span.start);
     seen.insert(key, (file.name.clone(), line));
     None
 }
