@@ -31,7 +31,7 @@ pub enum Code {
     BadValue,
     /// An `example` whose decision differs from the one written.
     ExampleFailed,
-    /// A policy file that could not be used (unsafe permissions, not UTF-8, too large).
+    /// A policy file that could not be used (writable by others than root, not UTF-8, too large).
     Source,
 }
 
