@@ -24,6 +24,8 @@ mod walk;
 mod words;
 mod wrappers;
 
+use std::sync::{Arc, Condvar, Mutex};
+
 pub use model::*;
 pub use walk::{MAX_COMMANDS, MAX_DEPTH, MAX_PARSES};
 
@@ -52,29 +54,47 @@ pub fn analyse(input: &str) -> Analysis {
         return whole(input, OpaqueReason::TooLarge);
     }
     let owned = input.to_owned();
-    let (send, receive) = std::sync::mpsc::sync_channel(1);
+    // A slot and a condition variable rather than a channel: waiting with a timeout on a
+    // channel registers a thread-local in the caller, which leak checkers report.
+    let slot: Arc<(Mutex<Option<Analysis>>, Condvar)> = Arc::default();
+    let theirs = Arc::clone(&slot);
     let worker = std::thread::Builder::new()
         .name("warden-shell".to_owned())
         .stack_size(STACK)
         .spawn(move || {
-            // The receiver may have given up (deadline): nothing to do then.
-            let _ = send.send(analyse_here(&owned));
+            let analysis = analyse_here(&owned);
+            let (lock, ready) = &*theirs;
+            if let Ok(mut answer) = lock.lock() {
+                *answer = Some(analysis);
+                ready.notify_one();
+            }
         });
     if worker.is_err() {
         return whole(input, OpaqueReason::Unsupported);
     }
-    match receive.recv_timeout(DEADLINE) {
-        Ok(a) => a,
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Analysis {
-            commands: vec![],
-            opaque: vec![Opaque {
-                reason: OpaqueReason::TooLarge,
-                text: format!("analysis did not finish in {} s: {}", DEADLINE.as_secs(), walk::shorten(input)),
-                span: 0..input.len(),
-            }],
+    let (lock, ready) = &*slot;
+    let waited = lock
+        .lock()
+        .ok()
+        .and_then(|answer| ready.wait_timeout_while(answer, DEADLINE, |a| a.is_none()).ok());
+    match waited {
+        Some((mut answer, _)) => match answer.take() {
+            Some(a) => a,
+            None => Analysis {
+                commands: vec![],
+                opaque: vec![Opaque {
+                    reason: OpaqueReason::TooLarge,
+                    text: format!(
+                        "analysis did not finish in {} s: {}",
+                        DEADLINE.as_secs(),
+                        walk::shorten(input)
+                    ),
+                    span: 0..input.len(),
+                }],
+            },
         },
-        // The worker ended without an answer (it cannot panic past `analyse_here`).
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => whole(input, OpaqueReason::Unsupported),
+        // A poisoned lock: the worker panicked past `analyse_here` (it cannot).
+        None => whole(input, OpaqueReason::Unsupported),
     }
 }
 
