@@ -127,16 +127,8 @@ impl Plans {
         let net_of = |n: &Network| net_denies.iter().fold(n.clone(), |n, d| remove(n, d));
         let mut env = base.env.clone();
         dedup(&mut env);
-        p.cuts.push(Cut {
-            reads: p.reads.len(),
-            writes: p.writes.len(),
-            deny: p.deny.len(),
-            deny_write: p.deny_write.len(),
-            network: net_of(&network),
-            limits,
-            env: env.clone(),
-            sandbox: base.sandbox.clone(),
-        });
+        let cut = p.cut(net_of(&network), limits, env.clone(), base.sandbox.clone());
+        p.cuts.push(cut);
         for tier in &base.tiers {
             if tier.verdict != Verdict::Deny {
                 add_fs(&tier.reads, &mut p.reads, &mut p.deny);
@@ -151,18 +143,25 @@ impl Plans {
             let mut cut_env = env.clone();
             cut_env.extend(tier.env.iter().cloned());
             dedup(&mut cut_env);
-            p.cuts.push(Cut {
-                reads: p.reads.len(),
-                writes: p.writes.len(),
-                deny: p.deny.len(),
-                deny_write: p.deny_write.len(),
-                network: net_of(&network),
-                limits: cut_limits,
-                env: cut_env,
-                sandbox: tier.sandbox.clone().or_else(|| base.sandbox.clone()),
-            });
+            let sandbox = tier.sandbox.clone().or_else(|| base.sandbox.clone());
+            let cut = p.cut(net_of(&network), cut_limits, cut_env, sandbox);
+            p.cuts.push(cut);
         }
         p
+    }
+
+    /// A cut at the lists' current lengths: what every tier so far adds.
+    fn cut(&self, network: Network, limits: Limits, env: Vec<String>, sandbox: Option<Backend>) -> Cut {
+        Cut {
+            reads: self.reads.len(),
+            writes: self.writes.len(),
+            deny: self.deny.len(),
+            deny_write: self.deny_write.len(),
+            network,
+            limits,
+            env,
+            sandbox,
+        }
     }
 
     fn len(&self) -> usize {

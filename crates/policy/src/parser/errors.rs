@@ -320,16 +320,10 @@ fn open_paren(text: &str, pos: usize) -> bool {
     let before = text.get(..pos).unwrap_or_default();
     let line = before.rsplit('\n').next().unwrap_or_default();
     let mut depth = 0i32;
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in line.chars() {
-        match (in_string, c) {
-            (true, _) if escaped => escaped = false,
-            (true, '\\') => escaped = true,
-            (true, '"') | (false, '"') => in_string = !in_string,
-            (false, '#') => break,
-            (false, '(') => depth += 1,
-            (false, ')') => depth -= 1,
+    for c in super::lex::code_chars(line) {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
             _ => {}
         }
     }

@@ -69,3 +69,30 @@ fn unclosed(file: &str, text: &str, start: usize) -> Diagnostic {
     Diagnostic::new(Code::Parse, file, text, start..start + 1, "unclosed string")
         .with_help("a string ends with `\"` on the same line")
 }
+
+/// The characters of one line that are code: outside `"..."` strings (with `\` escapes) and
+/// before a `#` comment. Quote characters themselves are not yielded.
+pub(super) fn code_chars(line: &str) -> impl Iterator<Item = char> + '_ {
+    let mut in_string = false;
+    let mut escaped = false;
+    line.chars()
+        .scan((), move |(), c| match (in_string, c) {
+            (true, _) if escaped => {
+                escaped = false;
+                Some(None)
+            }
+            (true, '\\') => {
+                escaped = true;
+                Some(None)
+            }
+            (_, '"') => {
+                in_string = !in_string;
+                Some(None)
+            }
+            (false, '#') => None,
+            (true, _) => Some(None),
+            (false, c) => Some(Some(c)),
+        })
+        .flatten()
+}
+

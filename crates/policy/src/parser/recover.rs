@@ -29,16 +29,10 @@ pub(crate) fn blank_line(text: &mut String, pos: usize) -> bool {
 /// `{` minus `}` outside strings and comments; `None` if a `}` comes before its `{`.
 fn brace_delta(line: &str) -> Option<i64> {
     let mut depth = 0i64;
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in line.chars() {
-        match (in_string, c) {
-            (true, _) if escaped => escaped = false,
-            (true, '\\') => escaped = true,
-            (_, '"') => in_string = !in_string,
-            (false, '#') => break,
-            (false, '{') => depth += 1,
-            (false, '}') => {
+    for c in super::lex::code_chars(line) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
                 depth -= 1;
                 if depth < 0 {
                     return None;
