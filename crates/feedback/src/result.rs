@@ -1,0 +1,95 @@
+//! The result fields shared by every backend (names pinned in ARCHITECTURE.md).
+
+use serde::Serialize;
+
+/// One captured output stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stream {
+    /// The kept text (lossy UTF-8). When truncated: the head, a marker line, then the tail.
+    pub text: String,
+    /// Whether bytes were dropped from the middle.
+    pub truncated: bool,
+    /// How many bytes the command wrote in all.
+    pub bytes: u64,
+}
+
+/// A source location named in the output: relative to the workspace, of a file that exists.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct SourcePath {
+    /// The path, relative to the workspace, with `/` separators.
+    pub path: String,
+    /// 1-based line, when the output named one.
+    pub line: Option<u32>,
+    /// 1-based column, when the output named one.
+    pub column: Option<u32>,
+}
+
+/// Which layer of the sandbox refused an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenialSource {
+    /// Landlock refused the access.
+    Landlock,
+    /// A seccomp filter refused the system call.
+    Seccomp,
+    /// The path is not in the sandbox's view, or is mounted read-only or covered.
+    Mount,
+    /// A namespace hid the target (another process, the network).
+    Namespace,
+    /// A resource limit stopped it.
+    Limit,
+    /// The WASI runtime refused it (no preopen, read-only preopen, no capability).
+    Wasi,
+}
+
+/// Something the sandbox refused the command.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Denial {
+    /// The operation: `fs.read`, `fs.write`, `fs.exec`, `net.connect`, `net.bind`,
+    /// `proc.signal`, `proc.ptrace`, `syscall`, `limit.processes`, `limit.memory`, ...
+    pub op: String,
+    /// What it was aimed at: a path, `host:port`, a pid, a system call name.
+    pub target: String,
+    /// Which layer refused it.
+    pub source: DenialSource,
+}
+
+/// The sandbox actually built for the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SandboxInfo {
+    /// `native` or `wasi`.
+    pub backend: String,
+    /// The Landlock ABI enforced (None: not enforced).
+    pub landlock_abi: Option<u32>,
+    /// Whether a seccomp filter was installed.
+    pub seccomp: bool,
+    /// The namespaces the command ran in (`user`, `mnt`, `pid`, `net`, `ipc`, `uts`, `cgroup`).
+    pub namespaces: Vec<String>,
+    /// The uid the command ran as, seen from the host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    /// Free-form notes on what was weakened or could not be applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The outcome of one run, as a backend reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Run {
+    /// The exit code, when the command exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did (`SIGKILL`, ...).
+    pub signal: Option<String>,
+    /// Whether the wall timeout ended it.
+    pub timed_out: bool,
+    /// Wall time from spawn to the end of the last process, milliseconds.
+    pub duration_ms: f64,
+    /// Captured standard output.
+    pub stdout: Stream,
+    /// Captured standard error.
+    pub stderr: Stream,
+    /// What the sandbox refused.
+    pub denials: Vec<Denial>,
+    /// The sandbox built.
+    pub sandbox: SandboxInfo,
+}
