@@ -1,0 +1,277 @@
+//! The child's half of the setup, between `clone` and `execve`.
+//!
+//! Everything here runs in a freshly cloned process of a possibly multi-threaded parent, so it
+//! is async-signal-safe: raw system calls on memory the parent prepared, no allocation, no
+//! locks, no printing. A failure writes `(stage, step, errno)` to the error pipe and exits.
+//!
+//! Order: stdio, wait for the parent's go (uid/gid maps written), mount view, pivot_root,
+//! hostname, cwd, no_new_privs + Landlock, drop every capability, rlimits, new session,
+//! descriptors above 2 marked close-on-exec, seccomp (last), execve.
+
+use std::ffi::{CStr, c_char};
+use std::os::fd::RawFd;
+
+use crate::landlock::Masks;
+use crate::plan::{Plan, Step};
+use crate::seccomp::Program;
+
+/// Where the setup failed (sent to the parent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Stage {
+    Stdio = 1,
+    Sync,
+    Private,
+    Staging,
+    Step,
+    Pivot,
+    Hostname,
+    Cwd,
+    NoNewPrivs,
+    Landlock,
+    Caps,
+    Rlimit,
+    Session,
+    Fds,
+    Seccomp,
+    Exec,
+}
+
+impl Stage {
+    pub(crate) fn from_u32(v: u32) -> Option<Stage> {
+        use Stage::*;
+        [Stdio, Sync, Private, Staging, Step, Pivot, Hostname, Cwd, NoNewPrivs, Landlock, Caps, Rlimit, Session, Fds, Seccomp, Exec]
+            .into_iter()
+            .find(|s| *s as u32 == v)
+    }
+}
+
+/// What the child needs; all of it prepared by the parent before `clone`.
+pub(crate) struct Child<'a> {
+    pub plan: &'a Plan,
+    pub masks: &'a Masks,
+    pub programs: &'a [Program; 2],
+    pub rlimits: &'a [(libc::__rlimit_resource_t, u64)],
+    pub argv: &'a [*const c_char],
+    pub env: &'a [*const c_char],
+    pub sync: RawFd,
+    pub err: RawFd,
+    pub stdin: RawFd,
+    pub stdout: RawFd,
+    pub stderr: RawFd,
+}
+
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
+}
+
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+const CAP_VERSION_3: u32 = 0x2008_0522;
+/// NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE, each locked, and KEEP_CAPS locked off.
+const SECUREBITS: libc::c_ulong = 0b1110_1111;
+const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Reports the failure to the parent and exits. Never returns.
+fn fail(err: RawFd, stage: Stage, step: usize, code: i32) -> ! {
+    let mut msg = [0u8; 12];
+    msg[..4].copy_from_slice(&(stage as u32).to_ne_bytes());
+    msg[4..8].copy_from_slice(&u32::try_from(step).unwrap_or(u32::MAX).to_ne_bytes());
+    msg[8..].copy_from_slice(&code.to_ne_bytes());
+    // SAFETY: writes 12 bytes from a stack buffer to a descriptor we own, then exits without
+    // running any destructor or atexit handler of the copied parent state.
+    unsafe {
+        libc::write(err, msg.as_ptr().cast(), msg.len());
+        libc::_exit(126)
+    }
+}
+
+fn p(c: &CStr) -> *const c_char {
+    c.as_ptr()
+}
+
+/// Runs the child's setup and execs the command. Never returns.
+///
+/// # Safety
+/// Must be called only in the child right after `clone`, with every pointer in `c` valid
+/// (they point into the parent's memory, which the child has a copy of).
+pub(crate) unsafe fn enter(c: &Child) -> ! {
+    let null = std::ptr::null::<c_char>();
+    // SAFETY (whole block): raw system calls on C strings and buffers the parent prepared and
+    // the child's copy of memory keeps alive; no allocation, no locks (see module docs).
+    unsafe {
+        macro_rules! check {
+            ($e:expr, $stage:expr) => {
+                if ($e) < 0 {
+                    fail(c.err, $stage, 0, errno())
+                }
+            };
+            ($e:expr, $stage:expr, $step:expr) => {
+                if ($e) < 0 {
+                    fail(c.err, $stage, $step, errno())
+                }
+            };
+        }
+        check!(libc::dup2(c.stdin, 0), Stage::Stdio);
+        check!(libc::dup2(c.stdout, 1), Stage::Stdio);
+        check!(libc::dup2(c.stderr, 2), Stage::Stdio);
+        // Signals: an ignored disposition survives exec (Rust ignores SIGPIPE): reset them all.
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        for sig in 1..libc::SIGRTMIN() {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+
+        let mut go = 0u8;
+        if libc::read(c.sync, (&raw mut go).cast(), 1) != 1 {
+            fail(c.err, Stage::Sync, 0, errno());
+        }
+
+        let plan = c.plan;
+        check!(libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()), Stage::Private);
+        let tmpfs = c"tmpfs".as_ptr();
+        let setup = libc::MS_NOSUID | libc::MS_NODEV;
+        check!(libc::mount(tmpfs, p(&plan.staging), tmpfs, setup, c"mode=0755,size=1m".as_ptr().cast()), Stage::Staging);
+        let fd = libc::open(p(&plan.cover_file), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0);
+        check!(fd, Stage::Staging);
+        libc::close(fd);
+        check!(libc::mkdir(p(&plan.cover_dir), 0), Stage::Staging);
+        check!(libc::mkdir(p(&plan.root), 0o755), Stage::Staging);
+        check!(libc::mount(tmpfs, p(&plan.root), tmpfs, setup, c"mode=0755".as_ptr().cast()), Stage::Staging);
+
+        for (i, step) in plan.steps.iter().enumerate() {
+            let r = match step {
+                Step::Mkdir(d) => {
+                    let r = libc::mkdir(p(d), 0o755);
+                    if r < 0 && errno() == libc::EEXIST { 0 } else { r }
+                }
+                Step::Touch(f) => {
+                    let fd = libc::open(p(f), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW, 0o644);
+                    if fd >= 0 {
+                        libc::close(fd);
+                    }
+                    fd
+                }
+                Step::Symlink { target, link } => libc::symlink(p(target), p(link)),
+                Step::Bind { src, dst, remount } => {
+                    let r = libc::mount(p(src), p(dst), null, libc::MS_BIND, std::ptr::null());
+                    match remount {
+                        Some(flags) if r == 0 => libc::mount(null, p(dst), null, *flags, std::ptr::null()),
+                        _ => r,
+                    }
+                }
+                Step::Tmpfs { dst, data } => libc::mount(tmpfs, p(dst), tmpfs, setup, data.as_ptr().cast()),
+                Step::Proc(dst) => {
+                    let proc_ = c"proc".as_ptr();
+                    libc::mount(proc_, p(dst), proc_, setup | libc::MS_NOEXEC, std::ptr::null())
+                }
+            };
+            check!(r, Stage::Step, i);
+        }
+
+        check!(libc::chdir(p(&plan.root)), Stage::Pivot);
+        check!(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()), Stage::Pivot);
+        check!(libc::umount2(c".".as_ptr(), libc::MNT_DETACH), Stage::Pivot);
+        check!(libc::chdir(c"/".as_ptr()), Stage::Pivot);
+        let ro_root = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+        check!(libc::mount(null, c"/".as_ptr(), null, ro_root, std::ptr::null()), Stage::Pivot);
+        check!(libc::sethostname(c"warden".as_ptr(), 6), Stage::Hostname);
+        check!(libc::chdir(p(&plan.cwd)), Stage::Cwd);
+
+        check!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), Stage::NoNewPrivs);
+        landlock(c);
+
+        check!(libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0), Stage::Caps);
+        for cap in 0..64 {
+            let r = libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+            if r < 0 && errno() != libc::EINVAL {
+                fail(c.err, Stage::Caps, cap as usize, errno());
+            }
+        }
+        check!(libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), Stage::Caps);
+        let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
+        let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
+        check!(libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()), Stage::Caps);
+
+        for (i, (resource, value)) in c.rlimits.iter().enumerate() {
+            let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };
+            check!(libc::setrlimit(*resource, &lim), Stage::Rlimit, i);
+        }
+        check!(libc::setsid(), Stage::Session);
+        check!(libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
+
+        for (i, prog) in c.programs.iter().enumerate() {
+            let fprog = libc::sock_fprog { len: u16::try_from(prog.len()).unwrap_or(0), filter: prog.as_ptr().cast_mut() };
+            check!(libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);
+        }
+        libc::execve(p(&plan.program), c.argv.as_ptr(), c.env.as_ptr());
+        fail(c.err, Stage::Exec, 0, errno())
+    }
+}
+
+/// Creates the Landlock ruleset, adds the plan's rules and restricts the process.
+///
+/// # Safety
+/// Same as [`enter`].
+unsafe fn landlock(c: &Child) {
+    let m = c.masks;
+    let attr = RulesetAttr { handled_access_fs: m.handled_fs, handled_access_net: m.handled_net, scoped: m.scoped };
+    // SAFETY: raw Landlock system calls on a stack struct whose size we pass explicitly (the
+    // ABI's size), and on C strings the parent prepared.
+    unsafe {
+        let ruleset = libc::syscall(libc::SYS_landlock_create_ruleset, &raw const attr, m.attr_size(), 0u32);
+        if ruleset < 0 {
+            fail(c.err, Stage::Landlock, 0, errno());
+        }
+        let ruleset = ruleset as libc::c_int;
+        for (i, rule) in c.plan.rules.iter().enumerate() {
+            let fd = libc::open(rule.path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+            if fd < 0 {
+                if errno() == libc::ENOENT {
+                    continue;
+                }
+                fail(c.err, Stage::Landlock, i + 1, errno());
+            }
+            let beneath = PathBeneath { allowed_access: rule.access, parent_fd: fd };
+            let r = libc::syscall(libc::SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &raw const beneath, 0u32);
+            if r < 0 {
+                fail(c.err, Stage::Landlock, i + 1, errno());
+            }
+            libc::close(fd);
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) < 0 {
+            fail(c.err, Stage::Landlock, usize::MAX, errno());
+        }
+        libc::close(ruleset);
+    }
+}

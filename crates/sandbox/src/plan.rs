@@ -1,0 +1,426 @@
+//! The parent's half of the setup: turns a [`Spec`] into a flat list of steps with every
+//! string already a C string, so the child after fork only makes system calls.
+//!
+//! The view is built on a fresh tmpfs (the new root) mounted on a staging directory; every
+//! granted host path is bind-mounted at its own path inside it, read-only ones remounted
+//! read-only; hidden paths are covered by an empty mode-000 file or directory; `/dev` gets only
+//! the safe nodes, `/proc` is the new pid namespace's, scratch directories are empty tmpfs.
+
+use std::collections::BTreeMap;
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::landlock::Masks;
+use crate::{Access, Error, Spec};
+
+/// One step of the child's mount setup.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Create a directory (mode 0755); an existing one is fine.
+    Mkdir(CString),
+    /// Create an empty file; an existing one is fine.
+    Touch(CString),
+    /// Create a symbolic link `link` -> `target`.
+    Symlink { target: CString, link: CString },
+    /// Bind `src` on `dst`, then (if `remount` is set) remount it with those flags.
+    Bind { src: CString, dst: CString, remount: Option<libc::c_ulong> },
+    /// Mount a tmpfs.
+    Tmpfs { dst: CString, data: CString },
+    /// Mount the new pid namespace's proc.
+    Proc(CString),
+}
+
+/// One Landlock rule: a path inside the new root and the rights beneath it.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    pub path: CString,
+    pub access: u64,
+}
+
+/// Everything the child needs, prepared in the parent.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// The staging directory the setup tmpfs is mounted on.
+    pub staging: CString,
+    /// The new root (`staging/root`).
+    pub root: CString,
+    /// An empty mode-000 file and directory used to cover hidden paths.
+    pub cover_file: CString,
+    pub cover_dir: CString,
+    pub steps: Vec<Step>,
+    pub rules: Vec<Rule>,
+    pub cwd: CString,
+    pub program: CString,
+    pub argv: Vec<CString>,
+    pub env: Vec<CString>,
+}
+
+const MS_RO_BIND: libc::c_ulong = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+
+/// Device nodes shown in `/dev`.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+fn cstr(bytes: &[u8]) -> Result<CString, Error> {
+    CString::new(bytes).map_err(|_| Error::Spec("a path or argument contains a NUL byte".into()))
+}
+
+fn cpath(p: &Path) -> Result<CString, Error> {
+    cstr(p.as_os_str().as_bytes())
+}
+
+/// `root` + absolute `p`.
+fn under(root: &Path, p: &Path) -> PathBuf {
+    let rel: PathBuf = p.components().filter(|c| !matches!(c, Component::RootDir)).collect();
+    root.join(rel)
+}
+
+/// Flags to remount a bind read-only while keeping the flags the source mount has locked
+/// (a user namespace may not clear nosuid, nodev, noexec or the atime mode).
+fn ro_flags(host: &Path) -> libc::c_ulong {
+    let mut flags = MS_RO_BIND | libc::MS_NOSUID | libc::MS_NODEV;
+    if let Ok(c) = cpath(host) {
+        let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+        // SAFETY: `c` is a valid C string and `st` a properly sized out-buffer.
+        if unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) } == 0 {
+            // SAFETY: statvfs returned 0, so it filled the buffer.
+            let f = unsafe { st.assume_init() }.f_flag;
+            for (st_flag, ms_flag) in [
+                (libc::ST_NOEXEC, libc::MS_NOEXEC),
+                (libc::ST_NOATIME, libc::MS_NOATIME),
+                (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+                (libc::ST_RELATIME, libc::MS_RELATIME),
+            ] {
+                if f & st_flag != 0 {
+                    flags |= ms_flag;
+                }
+            }
+        }
+    }
+    flags
+}
+
+/// Where the setup tmpfs goes: a directory that no granted path lies under.
+fn staging_dir(paths: &[PathBuf]) -> Result<PathBuf, Error> {
+    for c in ["/tmp", "/mnt", "/media", "/srv", "/run", "/var/tmp", "/opt", "/boot"] {
+        let c = Path::new(c);
+        if c.is_dir() && !c.is_symlink() && !paths.iter().any(|p| p.starts_with(c)) {
+            return Ok(c.to_path_buf());
+        }
+    }
+    Err(Error::Spec("no staging directory free of granted paths (tried /tmp, /mnt, /media, /srv, /run, ...)".into()))
+}
+
+/// The canonical form of a path that may not exist: the longest existing prefix canonicalized.
+fn canonical(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => canonical(parent).join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// The view after normalisation: canonical path -> access, redundant children dropped.
+fn normalise(spec: &Spec) -> BTreeMap<PathBuf, Access> {
+    let mut view: BTreeMap<PathBuf, Access> = BTreeMap::new();
+    for m in &spec.mounts {
+        if !m.path.is_absolute() {
+            continue;
+        }
+        let p = canonical(&m.path);
+        let entry = view.entry(p).or_insert(m.access);
+        // Hide beats Guard beats Write beats Read on the same path.
+        let rank = |a: Access| match a {
+            Access::Read => 0,
+            Access::Write => 1,
+            Access::Guard => 2,
+            Access::Hide => 3,
+        };
+        if rank(m.access) > rank(*entry) {
+            *entry = m.access;
+        }
+    }
+    // Drop a grant whose nearest granted ancestor already gives the same access, and every
+    // grant beneath a hidden path.
+    let keys: Vec<(PathBuf, Access)> = view.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    for (p, a) in &keys {
+        let nearest = keys.iter().filter(|(q, _)| q != p && p.starts_with(q)).max_by_key(|(q, _)| q.as_os_str().len());
+        if let Some((_, up)) = nearest {
+            let redundant = up == a || *up == Access::Hide || (*up == Access::Guard && *a != Access::Hide);
+            if redundant {
+                view.remove(p);
+            }
+        }
+    }
+    view
+}
+
+/// Looks `name` up in `PATH` among the paths the view shows.
+fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> Option<PathBuf> {
+    let first = spec.argv.first()?;
+    let visible = |p: &Path| {
+        let best = view.iter().filter(|(q, _)| p.starts_with(q)).max_by_key(|(q, _)| q.as_os_str().len());
+        matches!(best, Some((_, Access::Read | Access::Write | Access::Guard)))
+    };
+    let executable = |p: &Path| {
+        p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    };
+    if first.as_bytes().contains(&b'/') {
+        let p = spec.cwd.join(first);
+        return (visible(&canonical(&p)) && executable(&p)).then_some(p);
+    }
+    let path = spec
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(first))
+        .find(|p| visible(&canonical(p)) && executable(p))
+}
+
+impl Plan {
+    /// Prepares the run of `spec` with Landlock `masks`. `Ok(None)`: the program is not found
+    /// in the sandbox's view.
+    pub(crate) fn new(spec: &Spec, masks: &Masks) -> Result<Option<Plan>, Error> {
+        let view = normalise(spec);
+        let Some(program) = resolve_program(spec, &view) else { return Ok(None) };
+        let scratch: Vec<PathBuf> = spec.scratch.iter().filter(|p| p.is_absolute()).map(|p| canonical(p)).collect();
+        let mut all: Vec<PathBuf> = view.keys().cloned().collect();
+        all.extend(scratch.iter().cloned());
+        let staging = staging_dir(&all)?;
+        let root = staging.join("root");
+        let mut b = Builder { root: root.clone(), made: Vec::new(), steps: Vec::new() };
+
+        // Scratch directories, /dev and /proc first: granted paths may sit beneath them.
+        let mut targets: Vec<(PathBuf, Target)> = Vec::new();
+        for s in &scratch {
+            targets.push((s.clone(), Target::Scratch));
+        }
+        for (p, a) in &view {
+            targets.push((p.clone(), Target::Grant(*a)));
+        }
+        targets.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.order().cmp(&y.1.order())));
+
+        b.dev()?;
+        b.mkdir_p(Path::new("/proc"))?;
+        for (link, text) in symlinks(spec, &view) {
+            if let Some(parent) = link.parent() {
+                b.mkdir_p(parent)?;
+            }
+            b.steps.push(Step::Symlink { target: cpath(&text)?, link: cpath(&under(&root, &link))? });
+        }
+        b.steps.push(Step::Proc(cpath(&root.join("proc"))?));
+
+        let mut rules = vec![Rule { path: cstr(b"/")?, access: masks.read_dir }];
+        for dev in DEVICES {
+            rules.push(Rule { path: cstr(format!("/dev/{dev}").as_bytes())?, access: masks.device });
+        }
+        rules.push(Rule { path: cstr(b"/dev/shm")?, access: masks.write });
+        rules.push(Rule { path: cstr(b"/proc")?, access: masks.read & !landlock_exec(masks) });
+
+        for (p, t) in &targets {
+            let inside = under(&root, p);
+            match t {
+                Target::Scratch => {
+                    b.mkdir_p(p)?;
+                    b.steps.push(Step::Tmpfs { dst: cpath(&inside)?, data: cstr(b"mode=1777")? });
+                    rules.push(Rule { path: cpath(p)?, access: masks.write });
+                }
+                Target::Grant(access) => b.grant(p, *access, &inside, masks, &mut rules)?,
+            }
+        }
+        let argv = spec.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<Vec<_>, _>>()?;
+        let env = spec
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                cstr(&kv)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(Plan {
+            staging: cpath(&staging)?,
+            cover_file: cpath(&staging.join("cover-file"))?,
+            cover_dir: cpath(&staging.join("cover-dir"))?,
+            root: cpath(&root)?,
+            steps: b.steps,
+            rules,
+            cwd: cpath(&canonical(&spec.cwd))?,
+            program: cpath(&canonical(&program))?,
+            argv,
+            env,
+        }))
+    }
+}
+
+/// Symbolic links on the way to a granted path that live in the new root itself (not inside
+/// a bound directory), e.g. `/lib -> usr/lib`: recreated so that paths given in their usual
+/// form (the ELF interpreter `/lib64/ld-linux-x86-64.so.2`, `/bin/sh`) resolve.
+fn symlinks(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> BTreeMap<PathBuf, PathBuf> {
+    let mut links = BTreeMap::new();
+    for m in &spec.mounts {
+        let mut p = PathBuf::from("/");
+        for c in m.path.components().skip(1) {
+            p.push(c);
+            if p.parent().is_some_and(|parent| view.keys().any(|q| parent.starts_with(q))) {
+                break;
+            }
+            if let Ok(text) = std::fs::read_link(&p) {
+                if !view.contains_key(&p) {
+                    links.insert(p.clone(), text);
+                }
+                break;
+            }
+        }
+    }
+    links
+}
+
+fn landlock_exec(masks: &Masks) -> u64 {
+    landlock::AccessFs::Execute as u64 & masks.handled_fs
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Scratch,
+    Grant(Access),
+}
+
+impl Target {
+    fn order(&self) -> u8 {
+        match self {
+            Target::Scratch => 0,
+            Target::Grant(Access::Read | Access::Write) => 1,
+            Target::Grant(Access::Guard) => 2,
+            Target::Grant(Access::Hide) => 3,
+        }
+    }
+}
+
+struct Builder {
+    root: PathBuf,
+    made: Vec<PathBuf>,
+    steps: Vec<Step>,
+}
+
+impl Builder {
+    /// Creates `p` and its ancestors inside the new root (once each).
+    fn mkdir_p(&mut self, p: &Path) -> Result<(), Error> {
+        let mut acc = PathBuf::from("/");
+        for c in p.components().skip(1) {
+            acc.push(c);
+            if !self.made.contains(&acc) {
+                self.made.push(acc.clone());
+                self.steps.push(Step::Mkdir(cpath(&under(&self.root, &acc))?));
+            }
+        }
+        Ok(())
+    }
+
+    fn dev(&mut self) -> Result<(), Error> {
+        let dev = self.root.join("dev");
+        self.mkdir_p(Path::new("/dev"))?;
+        self.steps.push(Step::Tmpfs { dst: cpath(&dev)?, data: cstr(b"mode=0755")? });
+        for name in DEVICES {
+            let host = Path::new("/dev").join(name);
+            if host.exists() {
+                let dst = cpath(&dev.join(name))?;
+                self.steps.push(Step::Touch(cpath(&dev.join(name))?));
+                self.steps.push(Step::Bind { src: cpath(&host)?, dst, remount: None });
+            }
+        }
+        self.steps.push(Step::Mkdir(cpath(&dev.join("shm"))?));
+        self.steps.push(Step::Tmpfs { dst: cpath(&dev.join("shm"))?, data: cstr(b"mode=1777")? });
+        for (link, target) in
+            [("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")]
+        {
+            self.steps.push(Step::Symlink { target: cstr(target.as_bytes())?, link: cpath(&dev.join(link))? });
+        }
+        Ok(())
+    }
+
+    fn grant(&mut self, p: &Path, access: Access, inside: &Path, masks: &Masks, rules: &mut Vec<Rule>) -> Result<(), Error> {
+        let Ok(meta) = std::fs::symlink_metadata(p) else { return Ok(()) };
+        let dst = cpath(inside)?;
+        match access {
+            Access::Read | Access::Write => {
+                if let Some(parent) = p.parent() {
+                    self.mkdir_p(parent)?;
+                }
+                let dir = meta.is_dir();
+                if dir {
+                    self.made.push(p.to_path_buf());
+                    self.steps.push(Step::Mkdir(dst.clone()));
+                } else {
+                    self.steps.push(Step::Touch(dst.clone()));
+                }
+                let remount = (access == Access::Read).then(|| ro_flags(p));
+                self.steps.push(Step::Bind { src: cpath(p)?, dst, remount });
+                let rights = if access == Access::Read { masks.read } else { masks.write };
+                rules.push(Rule { path: cpath(p)?, access: if dir { rights } else { rights & masks.file } });
+            }
+            Access::Guard => {
+                self.steps.push(Step::Bind { src: dst.clone(), dst, remount: Some(ro_flags(p)) });
+            }
+            Access::Hide => {
+                let cover = if meta.is_dir() { "cover-dir" } else { "cover-file" };
+                let src = self.root.parent().map(|s| s.join(cover)).unwrap_or_default();
+                let flags = MS_RO_BIND | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                self.steps.push(Step::Bind { src: cpath(&src)?, dst, remount: Some(flags) });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// For tests and diagnostics: the path as the child will see it.
+#[allow(dead_code)]
+pub(crate) fn display(c: &CString) -> &OsStr {
+    OsStr::from_bytes(c.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Mount;
+
+    fn spec(mounts: &[(&str, Access)]) -> Spec {
+        let mut s = Spec::new(vec!["true".into()], "/".into());
+        s.mounts = mounts.iter().map(|(p, a)| Mount { path: p.into(), access: *a }).collect();
+        s
+    }
+
+    #[test]
+    fn children_with_the_same_access_are_dropped() {
+        let v = normalise(&spec(&[("/usr", Access::Read), ("/usr/lib", Access::Read), ("/usr/share", Access::Write)]));
+        assert_eq!(v.len(), 2, "{v:?}");
+    }
+
+    #[test]
+    fn hide_wins_and_swallows_children() {
+        let v = normalise(&spec(&[("/etc", Access::Read), ("/etc", Access::Hide), ("/etc/ssl", Access::Read)]));
+        assert_eq!(v.into_iter().collect::<Vec<_>>(), vec![(PathBuf::from("/etc"), Access::Hide)]);
+    }
+
+    #[test]
+    fn programs_outside_the_view_are_not_found() {
+        let s = spec(&[("/nonexistent-dir", Access::Read)]);
+        assert!(resolve_program(&s, &normalise(&s)).is_none());
+        let s = spec(&[("/usr", Access::Read), ("/bin", Access::Read)]);
+        assert!(resolve_program(&s, &normalise(&s)).is_some());
+    }
+
+    #[test]
+    fn staging_avoids_granted_paths() {
+        let s = staging_dir(&[PathBuf::from("/tmp/ws")]).unwrap();
+        assert_ne!(s, PathBuf::from("/tmp"));
+    }
+}

@@ -1,0 +1,419 @@
+//! The parent's side of a run: clone into new namespaces, write the id maps, release the child,
+//! then capture its output, enforce the wall timeout and reap it.
+
+use std::ffi::c_char;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
+
+use warden_feedback::{Capture, Run, SandboxInfo, Stream};
+
+use crate::child::{Child, Stage};
+use crate::cgroup::Cgroup;
+use crate::landlock::{self, Masks};
+use crate::plan::Plan;
+use crate::{Error, Spec, denials, seccomp};
+
+/// The namespaces every run gets (`net` too unless the network is granted).
+const NAMESPACES: &[(libc::c_int, &str)] = &[
+    (libc::CLONE_NEWUSER, "user"),
+    (libc::CLONE_NEWNS, "mnt"),
+    (libc::CLONE_NEWPID, "pid"),
+    (libc::CLONE_NEWIPC, "ipc"),
+    (libc::CLONE_NEWUTS, "uts"),
+    (libc::CLONE_NEWCGROUP, "cgroup"),
+];
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), Error> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two-element array on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn null_stdin() -> Result<OwnedFd, Error> {
+    let f = std::fs::File::open("/dev/null").map_err(Error::Io)?;
+    Ok(OwnedFd::from(f))
+}
+
+/// Runs `spec` in the sandbox.
+pub fn run(spec: &Spec) -> Result<Run, Error> {
+    let started = Instant::now();
+    let abi = landlock::abi();
+    if abi < spec.min_landlock_abi.max(1) {
+        return Err(Error::Landlock { have: abi, need: spec.min_landlock_abi.max(1) });
+    }
+    let masks = Masks::new(abi, spec.network);
+    let Some(plan) = Plan::new(spec, &masks)? else {
+        return Ok(not_found(spec, started));
+    };
+    let programs = seccomp::programs(spec.network)?;
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let rlimits = rlimits(spec, root);
+    let cgroup = match (root, spec.limits.processes) {
+        (true, Some(max)) => Some(Cgroup::create(max)?),
+        _ => None,
+    };
+
+    let (sync_r, sync_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    let (out_r, out_w) = pipe()?;
+    let (errp_r, errp_w) = pipe()?;
+    let (stdin_child, stdin_parent) = if spec.stdin.is_empty() {
+        (null_stdin()?, None)
+    } else {
+        let (r, w) = pipe()?;
+        (r, Some(w))
+    };
+    let mut argv: Vec<*const c_char> = plan.argv.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut env: Vec<*const c_char> = plan.env.iter().map(|a| a.as_ptr()).collect();
+    env.push(std::ptr::null());
+    let child = Child {
+        plan: &plan,
+        masks: &masks,
+        programs,
+        rlimits: &rlimits,
+        argv: &argv,
+        env: &env,
+        sync: sync_r.as_raw_fd(),
+        err: err_w.as_raw_fd(),
+        stdin: stdin_child.as_raw_fd(),
+        stdout: out_w.as_raw_fd(),
+        stderr: errp_w.as_raw_fd(),
+    };
+    let mut flags = NAMESPACES.iter().fold(0, |f, (flag, _)| f | flag);
+    if !spec.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    // SAFETY: a fork-like clone (no new stack, no shared memory): the child gets a copy of the
+    // address space and runs only `child::enter`, which never returns and only makes raw
+    // system calls on memory prepared above.
+    let pid = unsafe { libc::syscall(libc::SYS_clone, (flags | libc::SIGCHLD) as libc::c_ulong, 0usize, 0usize, 0usize, 0usize) };
+    if pid == 0 {
+        // SAFETY: we are the child, right after clone; `child` points into our copy of memory.
+        unsafe { crate::child::enter(&child) }
+    }
+    if pid < 0 {
+        return Err(Error::Namespaces(std::io::Error::from_raw_os_error(errno())));
+    }
+    let pid = pid as libc::pid_t;
+    drop((sync_r, err_w, out_w, errp_w, stdin_child));
+    let mut reaper = Reaper { pid, reaped: false };
+
+    write_id_maps(pid)?;
+    if let Some(cg) = &cgroup {
+        cg.add(pid)?;
+    }
+    // SAFETY: writes one byte from a stack buffer to our pipe.
+    if unsafe { libc::write(sync_w.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    drop(sync_w);
+
+    if let Some((stage, step, code)) = read_failure(&err_r) {
+        reaper.wait();
+        if stage == Some(Stage::Exec) && (code == libc::ENOENT || code == libc::EACCES || code == libc::ENOEXEC) {
+            return Ok(exec_failed(spec, code, started));
+        }
+        return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::Stdio)).to_lowercase(), step, errno: code });
+    }
+    drop(err_r);
+
+    let deadline = started + spec.limits.timeout;
+    let watch = supervise(pid, out_r, errp_r, stdin_parent, &spec.stdin, deadline, spec.limits.output_bytes)?;
+    let status = reaper.wait();
+    let (exit_code, signal) = decode(status);
+    let mut notes = Vec::new();
+    if cgroup.as_ref().is_some_and(Cgroup::hit_limit) {
+        notes.push("the processes limit refused a fork".to_string());
+    }
+    let mut namespaces: Vec<String> = NAMESPACES.iter().map(|(_, n)| (*n).to_string()).collect();
+    if !spec.network {
+        namespaces.push("net".into());
+    }
+    drop(cgroup);
+    let mut run = Run {
+        exit_code,
+        signal,
+        timed_out: watch.timed_out,
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        stdout: watch.stdout,
+        stderr: watch.stderr,
+        denials: Vec::new(),
+        sandbox: SandboxInfo {
+            backend: "native".into(),
+            landlock_abi: Some(abi),
+            seccomp: true,
+            namespaces,
+            // SAFETY: getuid has no preconditions.
+            uid: Some(unsafe { libc::getuid() }),
+            notes,
+        },
+    };
+    run.denials = denials::infer(spec, &run);
+    Ok(run)
+}
+
+/// Kills and reaps the child if the run is abandoned on an error path.
+struct Reaper {
+    pid: libc::pid_t,
+    reaped: bool,
+}
+
+impl Reaper {
+    fn wait(&mut self) -> libc::c_int {
+        let mut status = 0;
+        loop {
+            // SAFETY: waits for our own child; `status` is a valid out-pointer.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            if r >= 0 || errno() != libc::EINTR {
+                break;
+            }
+        }
+        self.reaped = true;
+        status
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if !self.reaped {
+            // SAFETY: signals and reaps our own child.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            self.wait();
+        }
+    }
+}
+
+fn rlimits(spec: &Spec, root: bool) -> Vec<(libc::__rlimit_resource_t, u64)> {
+    let l = &spec.limits;
+    let mut v = vec![(libc::RLIMIT_CORE, 0)];
+    if let Some(m) = l.memory {
+        v.push((libc::RLIMIT_DATA, m));
+    }
+    if let Some(f) = l.file_size {
+        v.push((libc::RLIMIT_FSIZE, f));
+    }
+    if let Some(n) = l.open_files {
+        v.push((libc::RLIMIT_NOFILE, n));
+    }
+    if let (Some(p), false) = (l.processes, root) {
+        v.push((libc::RLIMIT_NPROC, p));
+    }
+    v
+}
+
+/// Maps the caller's uid and gid to themselves in the child's user namespace.
+fn write_id_maps(pid: libc::pid_t) -> Result<(), Error> {
+    // SAFETY: getuid/getgid have no preconditions.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let base = format!("/proc/{pid}");
+    let w = |file: &str, text: String| {
+        std::fs::write(format!("{base}/{file}"), text).map_err(|e| Error::Setup { stage: format!("{file}: {e}"), step: 0, errno: e.raw_os_error().unwrap_or(0) })
+    };
+    w("setgroups", "deny".into())?;
+    w("uid_map", format!("{uid} {uid} 1\n"))?;
+    w("gid_map", format!("{gid} {gid} 1\n"))?;
+    Ok(())
+}
+
+/// Reads the child's failure report; `None` when the pipe closed on a successful exec.
+fn read_failure(err: &OwnedFd) -> Option<(Option<Stage>, usize, i32)> {
+    let mut buf = [0u8; 12];
+    let mut got = 0;
+    while got < buf.len() {
+        let rest = buf.get_mut(got..)?;
+        // SAFETY: reads into the unfilled tail of a stack buffer.
+        let n = unsafe { libc::read(err.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len()) };
+        if n < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    if got < buf.len() {
+        return None;
+    }
+    let word = |i: usize| buf.get(i..i + 4).and_then(|b| b.try_into().ok()).map(u32::from_ne_bytes).unwrap_or(0);
+    Some((Stage::from_u32(word(0)), word(4) as usize, word(8) as i32))
+}
+
+fn decode(status: libc::c_int) -> (Option<i32>, Option<String>) {
+    if libc::WIFEXITED(status) {
+        (Some(libc::WEXITSTATUS(status)), None)
+    } else if libc::WIFSIGNALED(status) {
+        (None, Some(signal_name(libc::WTERMSIG(status))))
+    } else {
+        (None, None)
+    }
+}
+
+/// `SIGKILL`, `SIGSEGV`, ... (or `SIG<n>`).
+pub(crate) fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("SIG{sig}"),
+    };
+    name.to_string()
+}
+
+struct Watch {
+    stdout: Stream,
+    stderr: Stream,
+    timed_out: bool,
+}
+
+/// Pumps stdin, captures stdout/stderr, and kills the whole pid namespace at the deadline.
+fn supervise(
+    pid: libc::pid_t,
+    out: OwnedFd,
+    err: OwnedFd,
+    mut stdin: Option<OwnedFd>,
+    input: &[u8],
+    deadline: Instant,
+    cap: usize,
+) -> Result<Watch, Error> {
+    // SAFETY: pidfd_open on our own child.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
+    if pidfd < 0 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    // SAFETY: a fresh descriptor we own.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
+    let mut caps = [Capture::new(cap), Capture::new(cap)];
+    let mut open = [Some(out), Some(err)];
+    let mut written = 0usize;
+    let mut exited = false;
+    let mut timed_out = false;
+    let mut grace: Option<Instant> = None;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let now = Instant::now();
+        if !exited && !timed_out && now >= deadline {
+            // SAFETY: SIGKILL to our child, pid 1 of its namespace: the kernel kills the rest.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            timed_out = true;
+        }
+        if exited && open.iter().all(Option::is_none) {
+            break;
+        }
+        // Once the command has exited, its pipes close as the namespace is torn down; do not
+        // wait forever on a writer that escaped (there should be none).
+        if exited && grace.is_some_and(|g| now >= g) {
+            break;
+        }
+        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(4);
+        let mut kinds: Vec<usize> = Vec::with_capacity(4);
+        for (i, fd) in open.iter().enumerate() {
+            if let Some(fd) = fd {
+                fds.push(libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+                kinds.push(i);
+            }
+        }
+        if !exited {
+            fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+            kinds.push(2);
+        }
+        if let Some(w) = &stdin {
+            fds.push(libc::pollfd { fd: w.as_raw_fd(), events: libc::POLLOUT, revents: 0 });
+            kinds.push(3);
+        }
+        let until = if exited { grace.unwrap_or(now) } else if timed_out { now + Duration::from_secs(5) } else { deadline };
+        let wait = until.saturating_duration_since(now).as_millis().min(1000) as libc::c_int;
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait.max(1)) };
+        if n < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            return Err(Error::Io(std::io::Error::last_os_error()));
+        }
+        for (pfd, kind) in fds.iter().zip(&kinds) {
+            if pfd.revents == 0 {
+                continue;
+            }
+            match kind {
+                0 | 1 => {
+                    // SAFETY: reads into our buffer from a pipe we own.
+                    let r = unsafe { libc::read(pfd.fd, buf.as_mut_ptr().cast(), buf.len()) };
+                    if r > 0 {
+                        if let (Some(c), Some(b)) = (caps.get_mut(*kind), buf.get(..r as usize)) {
+                            c.push(b);
+                        }
+                    } else if r == 0 || errno() != libc::EINTR {
+                        if let Some(slot) = open.get_mut(*kind) {
+                            *slot = None;
+                        }
+                    }
+                }
+                2 => {
+                    exited = true;
+                    grace = Some(Instant::now() + Duration::from_millis(500));
+                }
+                _ => {
+                    let rest = input.get(written..).unwrap_or_default();
+                    let r = if rest.is_empty() {
+                        -1
+                    } else {
+                        // SAFETY: writes from the caller's buffer to a pipe we own.
+                        unsafe { libc::write(pfd.fd, rest.as_ptr().cast(), rest.len().min(64 * 1024)) }
+                    };
+                    if r > 0 {
+                        written += r as usize;
+                    }
+                    if r <= 0 || written >= input.len() {
+                        stdin = None;
+                    }
+                }
+            }
+        }
+    }
+    let [o, e] = caps;
+    Ok(Watch { stdout: o.finish(), stderr: e.finish(), timed_out })
+}
+
+fn not_found(spec: &Spec, started: Instant) -> Run {
+    let name = spec.argv.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+    failed_run(format!("warden: {name}: command not found in the sandbox's view\n"), 127, started)
+}
+
+fn exec_failed(spec: &Spec, code: i32, started: Instant) -> Run {
+    let name = spec.argv.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+    let err = std::io::Error::from_raw_os_error(code);
+    failed_run(format!("warden: {name}: {err}\n"), if code == libc::ENOENT { 127 } else { 126 }, started)
+}
+
+fn failed_run(text: String, code: i32, started: Instant) -> Run {
+    Run {
+        exit_code: Some(code),
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        stderr: Stream { bytes: text.len() as u64, text, truncated: false },
+        sandbox: SandboxInfo { backend: "native".into(), ..SandboxInfo::default() },
+        ..Run::default()
+    }
+}

@@ -1,0 +1,59 @@
+//! The sandbox runs commands and reports their outcome.
+
+use std::time::Duration;
+
+use crate::support::{TempDir, sh};
+
+#[test]
+fn true_runs_and_exits_zero() {
+    let t = TempDir::new("true");
+    let run = warden_sandbox::run(&sh(t.path(), "true")).unwrap();
+    assert_eq!(run.exit_code, Some(0), "{run:?}");
+    assert!(run.sandbox.landlock_abi.unwrap() >= 1);
+}
+
+#[test]
+fn output_and_exit_code_come_back() {
+    let t = TempDir::new("out");
+    let run = warden_sandbox::run(&sh(t.path(), "echo hello; echo oops >&2; exit 3")).unwrap();
+    assert_eq!(run.exit_code, Some(3), "{run:?}");
+    assert_eq!(run.stdout.text, "hello\n");
+    assert_eq!(run.stderr.text, "oops\n");
+}
+
+#[test]
+fn workspace_is_writable_and_system_is_not() {
+    let t = TempDir::new("rw");
+    let run = warden_sandbox::run(&sh(t.path(), "echo hi > f.txt && cat f.txt; echo x > /etc/warden-test-x; echo $?")).unwrap();
+    assert_eq!(std::fs::read_to_string(t.path().join("f.txt")).unwrap(), "hi\n");
+    assert!(run.stdout.text.ends_with("2\n") || run.stdout.text.ends_with("1\n"), "{run:?}");
+    assert!(!std::path::Path::new("/etc/warden-test-x").exists());
+}
+
+#[test]
+fn the_command_is_pid_one_and_sees_no_host_process() {
+    let t = TempDir::new("pid");
+    let run = warden_sandbox::run(&sh(t.path(), "echo $$; ls /proc | grep '^[0-9]' | wc -l")).unwrap();
+    // sh (1), ls, grep and wc: nothing of the host.
+    assert_eq!(run.stdout.text, "1\n4\n", "{run:?}");
+}
+
+#[test]
+fn timeout_kills_the_tree() {
+    let t = TempDir::new("timeout");
+    let mut spec = sh(t.path(), "trap '' TERM; sleep 30 & sleep 30");
+    spec.limits.timeout = Duration::from_millis(300);
+    let run = warden_sandbox::run(&spec).unwrap();
+    assert!(run.timed_out, "{run:?}");
+    assert_eq!(run.signal.as_deref(), Some("SIGKILL"));
+    assert!(run.duration_ms < 5000.0, "{run:?}");
+}
+
+#[test]
+fn missing_program_is_127() {
+    let t = TempDir::new("missing");
+    let mut spec = sh(t.path(), "");
+    spec.argv = vec!["no-such-program-warden".into()];
+    let run = warden_sandbox::run(&spec).unwrap();
+    assert_eq!(run.exit_code, Some(127), "{run:?}");
+}

@@ -1,0 +1,4 @@
+//! Runs real commands in the sandbox and checks, from outside, what they could and could not do.
+
+mod basics;
+mod support;
