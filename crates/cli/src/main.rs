@@ -1,7 +1,8 @@
 //! `warden`: a thin front-end over `warden-engine` and `warden-policy`.
 //!
 //! Exit codes: 0 success; 1 the check, test or format check found problems; 2 the command
-//! could not do its job (bad usage, a policy that does not load).
+//! could not do its job (bad usage, a policy that does not load). `warden run` passes the
+//! command's own exit code through (see `cmd/run.rs`).
 #![forbid(unsafe_code)]
 
 mod cmd;
@@ -28,6 +29,8 @@ enum Command {
     Fmt(cmd::fmt::Args),
     /// Say what the policy decides for a command or tool call, and why. Runs nothing.
     Explain(cmd::explain::Args),
+    /// Decide a command, then run it confined in the sandbox; report the structured result.
+    Run(cmd::run::Args),
     /// Run policy test files (request -> expected verdict and rule); report rule coverage.
     Test(cmd::test::Args),
 }
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => cmd::fmt::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Test(args) => cmd::test::run(&args),
+        Command::Run(args) => cmd::run::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -23,6 +23,10 @@ pub enum CliError {
         /// What went wrong.
         message: String,
     },
+    /// The sandbox could not be built or cannot enforce the grants: nothing ran.
+    #[error("nothing ran: {0}")]
+    #[diagnostic(code(warden::sandbox))]
+    Sandbox(#[from] warden_engine::RunError),
     /// An I/O error on a named path.
     #[error("cannot {action} `{path}`: {source}")]
     #[diagnostic(code(warden::io))]

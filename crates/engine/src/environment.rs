@@ -1,5 +1,6 @@
 //! The one place that reads the process environment.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// What the engine needs from the process environment, read once.
@@ -13,10 +14,12 @@ pub struct Environment {
     pub enterprise_dir: PathBuf,
     /// The working directory.
     pub cwd: PathBuf,
+    /// Every variable, for the sandbox's allowlist (nothing passes unless allowed).
+    pub vars: Vec<(OsString, OsString)>,
 }
 
 impl Environment {
-    /// Reads `HOME`, `XDG_CONFIG_HOME` and the working directory.
+    /// Reads `HOME`, `XDG_CONFIG_HOME`, the working directory and the variables.
     ///
     /// # Errors
     /// When the working directory cannot be determined.
@@ -31,6 +34,7 @@ impl Environment {
             config_home,
             enterprise_dir: PathBuf::from("/etc/warden"),
             cwd: std::env::current_dir()?,
+            vars: std::env::vars_os().collect(),
         })
     }
 }

@@ -199,6 +199,7 @@ mod tests {
             config_home: dir.join("home/.config"),
             enterprise_dir: dir.join("etc/warden"),
             cwd: cwd.to_path_buf(),
+            vars: Vec::new(),
         }
     }
 

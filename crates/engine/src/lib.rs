@@ -14,10 +14,13 @@
 //! - Environment variables are read here and nowhere else.
 #![forbid(unsafe_code)]
 
+mod confine;
 mod engine;
 mod environment;
 mod layers;
+mod run;
 
 pub use engine::{Engine, Explanation, Query};
+pub use run::{Job, Outcome, RunError, RunOptions};
 pub use environment::Environment;
 pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};

@@ -3,4 +3,5 @@
 pub mod check;
 pub mod explain;
 pub mod fmt;
+pub mod run;
 pub mod test;

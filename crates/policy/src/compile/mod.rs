@@ -32,6 +32,8 @@ mod paths;
 mod sets;
 mod validate;
 
+pub use paths::grant_matches;
+
 use crate::ast::Verdict;
 use crate::decision::{Context, Decision, LayerKind, LayerSource, Request, RuleRef};
 use crate::error::{Code, Diagnostic, Diagnostics};

@@ -560,3 +560,27 @@ mod tests {
         assert!(hits("/etc/passwd").is_empty());
     }
 }
+
+/// Whether the absolute `path` matches `pattern`, an absolute glob as found in a decision's
+/// grants (`/usr/**`, `/**/.env`, `/etc/ssh/ssh_host_*`). A malformed or non-absolute pattern
+/// matches nothing.
+pub fn grant_matches(pattern: &str, path: &str) -> bool {
+    match parse_pattern(pattern) {
+        Ok(p) if p.root == Root::Absolute => match_segs(&p.segs, &segments(&normalise(path))),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod grant_match_tests {
+    use super::grant_matches;
+
+    #[test]
+    fn grant_globs_match_absolute_paths() {
+        assert!(grant_matches("/**/.env", "/work/app/.env"));
+        assert!(grant_matches("/etc/ssh/ssh_host_*", "/etc/ssh/ssh_host_rsa_key"));
+        assert!(grant_matches("/usr/**", "/usr"));
+        assert!(!grant_matches("/**/.env", "/work/app/.env.example"));
+        assert!(!grant_matches("relative/**", "/relative/x"));
+    }
+}

@@ -1,0 +1,235 @@
+//! From a decision's grants to the native sandbox's view: which host paths are shown, how,
+//! which are hidden, what the environment holds, which limits apply.
+//!
+//! Grants are absolute globs. A grant shows the longest literal prefix of its pattern only when
+//! the rest is `/**` (a tree) or nothing (one path); a grant with a wildcard elsewhere
+//! (`/**/*.md`) cannot be shown as a mount and is left out (fail closed), with a note. Denials
+//! are the other way round: a pattern with wildcards is expanded against the file system (the
+//! last segment by listing its folder; a `**` in the middle by a bounded walk of the writable
+//! grants), and every match is covered.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use warden_policy::{Context, Grants, Limits, Network, grant_matches};
+use warden_sandbox::{Access, Mount, Spec};
+
+use crate::Environment;
+
+/// Paths the sandbox provides itself: grants on them are satisfied by its own `/dev`, `/proc`
+/// and scratch folders.
+const OWN: &[&str] = &["/dev", "/proc", "/sys"];
+/// Scratch folders: a fresh empty tmpfs each run, whatever the grants say about the host's.
+const SCRATCH: &[&str] = &["/tmp", "/var/tmp"];
+/// At most this many entries are visited to expand `**` denials.
+const WALK_LIMIT: usize = 50_000;
+/// Variables every command gets when the caller has them.
+const BASE_ENV: &[&str] =
+    &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "SHELL"];
+/// Default wall timeout when the policy sets none.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How a grant pattern maps onto the file system.
+#[derive(Debug, PartialEq, Eq)]
+enum Shape {
+    /// One path (no wildcard).
+    Exact(PathBuf),
+    /// A folder and everything beneath (`dir/**`).
+    Tree(PathBuf),
+    /// Wildcards only in the last segment (`dir/*.pem`).
+    Last(PathBuf),
+    /// Wildcards before the last segment: the literal prefix.
+    Deep(PathBuf),
+}
+
+fn wild(seg: &str) -> bool {
+    seg.contains(['*', '?', '['])
+}
+
+fn shape(pattern: &str) -> Shape {
+    let segs: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+    let first_wild = segs.iter().position(|s| wild(s));
+    let prefix = |n: usize| {
+        let mut p = PathBuf::from("/");
+        p.extend(segs.iter().take(n));
+        p
+    };
+    match first_wild {
+        None => Shape::Exact(prefix(segs.len())),
+        Some(i) if i + 1 == segs.len() && segs.get(i) == Some(&"**") => Shape::Tree(prefix(i)),
+        Some(i) if i + 1 == segs.len() => Shape::Last(prefix(i)),
+        Some(i) => Shape::Deep(prefix(i)),
+    }
+}
+
+/// The built view plus what could not be honoured.
+pub(crate) struct View {
+    pub spec: Spec,
+    pub notes: Vec<String>,
+}
+
+fn is_own(p: &Path) -> bool {
+    OWN.iter().any(|o| p.starts_with(o))
+}
+
+fn is_scratch(p: &Path) -> Option<PathBuf> {
+    SCRATCH.iter().map(PathBuf::from).find(|s| p == s)
+}
+
+/// Builds the sandbox spec for `argv` under `grants`.
+pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<OsString>, timeout: Option<Duration>) -> View {
+    let mut spec = Spec::new(argv, PathBuf::from(&ctx.cwd));
+    let mut notes = Vec::new();
+    let mut scratch: Vec<PathBuf> = Vec::new();
+    for (patterns, access) in [(&grants.read, Access::Read), (&grants.write, Access::Write)] {
+        for pattern in patterns {
+            let path = match shape(pattern) {
+                Shape::Exact(p) | Shape::Tree(p) => p,
+                Shape::Last(_) | Shape::Deep(_) => {
+                    notes.push(format!("grant `{pattern}` cannot be shown as a mount and was left out"));
+                    continue;
+                }
+            };
+            if let Some(s) = is_scratch(&path) {
+                if !scratch.contains(&s) {
+                    scratch.push(s);
+                }
+                continue;
+            }
+            if is_own(&path) {
+                continue;
+            }
+            spec.mounts.push(Mount { path, access });
+        }
+    }
+    let roots: Vec<PathBuf> = spec.mounts.iter().filter(|m| m.access == Access::Write).map(|m| m.path.clone()).collect();
+    let mut budget = WALK_LIMIT;
+    for (patterns, access) in [(&grants.deny, Access::Hide), (&grants.deny_write, Access::Guard)] {
+        for pattern in patterns {
+            for path in expand(pattern, &roots, &mut budget) {
+                if !is_own(&path) && is_scratch(&path).is_none() {
+                    spec.mounts.push(Mount { path, access });
+                }
+            }
+        }
+    }
+    if budget == 0 {
+        notes.push(format!("more than {WALK_LIMIT} files in the writable grants: `**` denials were only partly applied"));
+    }
+    spec.scratch = scratch;
+    spec.network = match &grants.network {
+        Network::None => false,
+        Network::Any => true,
+        // Unreachable: `run` refuses host lists before building the view.
+        Network::Hosts(_) => false,
+    };
+    spec.limits = limits(&grants.limits, timeout);
+    spec.env = environment(grants, env);
+    View { spec, notes }
+}
+
+/// The paths a denial pattern covers today.
+fn expand(pattern: &str, roots: &[PathBuf], budget: &mut usize) -> Vec<PathBuf> {
+    match shape(pattern) {
+        Shape::Exact(p) | Shape::Tree(p) => p.symlink_metadata().is_ok().then_some(p).into_iter().collect(),
+        Shape::Last(dir) => std::fs::read_dir(&dir)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.to_str().is_some_and(|s| grant_matches(pattern, s)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Shape::Deep(prefix) => {
+            let mut found = Vec::new();
+            for root in roots {
+                if root.starts_with(&prefix) || prefix.starts_with(root) {
+                    let start = if prefix.starts_with(root) { prefix.clone() } else { root.clone() };
+                    walk(&start, pattern, budget, &mut found);
+                }
+            }
+            found
+        }
+    }
+}
+
+/// Breadth-first walk of `dir` (symlinks not followed, shallow paths first so that a budget
+/// cut hits the deepest ones) collecting matches of `pattern`. A matching folder is collected
+/// and not descended into.
+fn walk(dir: &Path, pattern: &str, budget: &mut usize, found: &mut Vec<PathBuf>) {
+    let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
+    while let Some(dir) = queue.pop_front() {
+        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        for entry in rd.filter_map(Result::ok) {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            let path = entry.path();
+            if path.to_str().is_some_and(|s| grant_matches(pattern, s)) {
+                found.push(path);
+            } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                queue.push_back(path);
+            }
+        }
+    }
+}
+
+fn limits(l: &Limits, timeout: Option<Duration>) -> warden_sandbox::Limits {
+    let policy = l.timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_TIMEOUT);
+    let defaults = warden_sandbox::Limits::default();
+    warden_sandbox::Limits {
+        // The flag can only shorten what the policy allows.
+        timeout: timeout.map_or(policy, |t| t.min(policy)),
+        memory: l.memory,
+        processes: l.processes.or(defaults.processes),
+        file_size: l.file_size,
+        open_files: l.files.or(defaults.open_files),
+        output_bytes: l.output.map_or(defaults.output_bytes, |o| usize::try_from(o).unwrap_or(usize::MAX)),
+    }
+}
+
+/// The caller's variables the command may see: a base list, `LC_*`, and the policy's `env`
+/// patterns; `TMPDIR` points at the scratch `/tmp`.
+fn environment(grants: &Grants, env: &Environment) -> Vec<(OsString, OsString)> {
+    let allowed = |name: &str| {
+        BASE_ENV.contains(&name)
+            || name.starts_with("LC_")
+            || grants.env.iter().any(|p| warden_policy::grant_matches(&format!("/{p}"), &format!("/{name}")))
+    };
+    let mut out: Vec<(OsString, OsString)> =
+        env.vars.iter().filter(|(k, _)| k.to_str().is_some_and(allowed)).cloned().collect();
+    out.retain(|(k, _)| k != "TMPDIR");
+    out.push(("TMPDIR".into(), "/tmp".into()));
+    if !out.iter().any(|(k, _)| k == "PATH") {
+        out.push(("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        assert_eq!(shape("/usr/**"), Shape::Tree("/usr".into()));
+        assert_eq!(shape("/etc/hosts"), Shape::Exact("/etc/hosts".into()));
+        assert_eq!(shape("/etc/ssh/ssh_host_*"), Shape::Last("/etc/ssh".into()));
+        assert_eq!(shape("/**/.env"), Shape::Deep("/".into()));
+        assert_eq!(shape("/w/**/.git/hooks/**"), Shape::Deep("/w".into()));
+    }
+
+    #[test]
+    fn deep_denials_are_found_in_writable_roots_only() {
+        let dir = std::env::temp_dir().join(format!("warden-confine-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("a/b")).unwrap();
+        std::fs::write(dir.join("a/b/.env"), "S=1").unwrap();
+        std::fs::write(dir.join("a/.env.example"), "").unwrap();
+        let mut budget = 100;
+        let found = expand("/**/.env", &[dir.clone()], &mut budget);
+        assert_eq!(found, vec![dir.join("a/b/.env")]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,125 @@
+//! Running a decided request: the sandbox the grants describe, the result the agent gets.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use serde::Serialize;
+use warden_feedback::{Run, SourcePath, Stream};
+use warden_policy::ast::Verdict;
+use warden_policy::{Decision, Network};
+
+use crate::confine;
+use crate::{Engine, Environment, Explanation};
+
+/// What to run once the decision allows it.
+#[derive(Debug, Clone, Copy)]
+pub enum Job<'a> {
+    /// A command string, run with `/bin/sh -c` inside the sandbox.
+    Shell(&'a str),
+    /// An argv, run directly.
+    Argv(&'a [String]),
+}
+
+/// Options of one run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// A wall timeout shorter than the policy's.
+    pub timeout: Option<Duration>,
+    /// Bytes for the command's standard input.
+    pub stdin: Vec<u8>,
+}
+
+/// The result an agent gets (field names pinned in ARCHITECTURE.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// The decision (its grants are left out of the JSON: `explain` shows them).
+    #[serde(serialize_with = "without_grants")]
+    pub decision: Decision,
+    /// Whether the command ran.
+    pub ran: bool,
+    /// Exit code, signal, timeout, duration, streams, denials and the sandbox built.
+    #[serde(flatten)]
+    pub run: Run,
+    /// Source locations named in the output (workspace-relative, existing files only).
+    pub paths: Vec<SourcePath>,
+    /// The agent it was decided for.
+    pub agent: Option<String>,
+    /// Why it did not run, when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// A run that could not start (nothing ran).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The sandbox could not be built.
+    #[error(transparent)]
+    Sandbox(#[from] warden_sandbox::Error),
+    /// The grants ask for what this backend cannot enforce.
+    #[error("{0}")]
+    Unenforceable(String),
+}
+
+impl Outcome {
+    /// The outcome of a request that did not run, with why.
+    pub fn refused(explanation: &Explanation, why: impl Into<String>) -> Outcome {
+        let why = why.into();
+        Outcome {
+            decision: explanation.decision.clone(),
+            ran: false,
+            run: Run { stderr: Stream::default(), ..Run::default() },
+            paths: Vec::new(),
+            agent: explanation.agent.clone(),
+            refused: Some(why),
+        }
+    }
+}
+
+impl Engine {
+    /// Runs `job` in the sandbox its decision's grants describe. The caller has already
+    /// settled the verdict (allow, or ask approved); any other verdict is refused here too.
+    ///
+    /// # Errors
+    /// When the sandbox cannot be built or the grants cannot be enforced: nothing ran.
+    pub fn run(&self, explanation: &Explanation, job: Job<'_>, env: &Environment, opts: &RunOptions) -> Result<Outcome, RunError> {
+        let decision = &explanation.decision;
+        if decision.verdict == Verdict::Deny {
+            return Ok(Outcome::refused(explanation, format!("denied: {}", decision.reason)));
+        }
+        let grants = &decision.grants;
+        if let Network::Hosts(hosts) = &grants.network {
+            return Err(RunError::Unenforceable(format!(
+                "the policy grants network access to {} only; the native sandbox cannot limit the network to hosts \
+                 (it has no proxy), so it refuses to run rather than open all of it",
+                hosts.join(", ")
+            )));
+        }
+        let argv: Vec<OsString> = match job {
+            Job::Shell(text) => vec!["/bin/sh".into(), "-c".into(), text.into()],
+            Job::Argv(args) => args.iter().map(OsString::from).collect(),
+        };
+        let mut view = confine::view(grants, self.context(), env, argv, opts.timeout);
+        view.spec.stdin = opts.stdin.clone();
+        let mut run = warden_sandbox::run(&view.spec)?;
+        run.sandbox.notes.extend(view.notes);
+        let ws = std::path::Path::new(&self.context().workspace);
+        let cwd = std::path::Path::new(&self.context().cwd);
+        let mut text = run.stderr.text.clone();
+        text.push('\n');
+        text.push_str(&run.stdout.text);
+        let paths = warden_feedback::paths::find(&text, ws, cwd);
+        Ok(Outcome { decision: decision.clone(), ran: true, run, paths, agent: explanation.agent.clone(), refused: None })
+    }
+}
+
+/// A decision as the run result shows it: verdict, tier, reason, rules, parts; no grants.
+fn without_grants<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut st = s.serialize_struct("Decision", 5)?;
+    st.serialize_field("verdict", &d.verdict)?;
+    st.serialize_field("tier", &d.tier)?;
+    st.serialize_field("reason", &d.reason)?;
+    st.serialize_field("rules", &d.rules)?;
+    st.serialize_field("parts", &d.parts)?;
+    st.end()
+}
