@@ -2,17 +2,279 @@
 //!
 //! Landlock's audit records would be the ground truth, but they reach only the kernel audit
 //! log (off on most machines, and reading it needs CAP_AUDIT_READ). So this reads the error
-//! lines that coreutils, shells, python and node print (`cannot create X: Permission denied`,
-//! `X: Read-only file system`, `Operation not permitted`, ...), and keeps a denial only when the
-//! view confirms it: the target lies outside every write grant (for a write), outside the view
-//! (for a read), or under a hidden or guarded path.
+//! lines that shells, coreutils, python and node print, and keeps a denial only when the view
+//! explains it: the target is hidden, guarded, read-only, or outside the view while it exists
+//! on the host. A line the view does not explain (a plain permission error inside a writable
+//! grant, a file that does not exist anywhere) gives nothing: no invented entries.
 
-use warden_feedback::{Denial, Run};
+use std::path::{Component, Path, PathBuf};
 
-use crate::Spec;
+use warden_feedback::{Denial, DenialSource, Run};
 
-/// Denials found in `run`'s stderr that the view of `spec` confirms.
+use crate::{Access, Spec};
+
+/// Error kinds recognised in a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// EACCES.
+    Denied,
+    /// EROFS.
+    ReadOnly,
+    /// ENOENT.
+    Missing,
+    /// EPERM.
+    NotPermitted,
+}
+
+/// At most this many denials are reported.
+const MAX: usize = 32;
+
+/// Denials found in `run`'s stderr (and stdout) that the view of `spec` explains.
 pub(crate) fn infer(spec: &Spec, run: &Run) -> Vec<Denial> {
-    let _ = (spec, run);
-    Vec::new()
+    let mut out: Vec<Denial> = Vec::new();
+    let mut push = |d: Denial| {
+        if out.len() < MAX && !out.contains(&d) {
+            out.push(d);
+        }
+    };
+    for line in run.stderr.text.lines().chain(run.stdout.text.lines()).take(10_000) {
+        if line.len() > 4096 {
+            continue;
+        }
+        if let Some(d) = network(spec, line) {
+            push(d);
+            continue;
+        }
+        if let Some(d) = limit(line) {
+            push(d);
+            continue;
+        }
+        let Some(kind) = kind(line) else { continue };
+        let Some((target, write_hint)) = target(line) else { continue };
+        let path = resolve(&spec.cwd, &target);
+        if let Some(d) = attribute(spec, &path, kind, write_hint || writes(line)) {
+            push(d);
+        }
+    }
+    if run.signal.as_deref() == Some("SIGXFSZ") {
+        push(Denial { op: "limit.file_size".into(), target: "file size limit".into(), source: DenialSource::Limit });
+    }
+    out
+}
+
+fn kind(line: &str) -> Option<Kind> {
+    let l = line.to_ascii_lowercase();
+    if l.contains("read-only file system") || l.contains("erofs") {
+        Some(Kind::ReadOnly)
+    } else if l.contains("permission denied") || l.contains("eacces") {
+        Some(Kind::Denied)
+    } else if l.contains("operation not permitted") || l.contains("eperm") {
+        Some(Kind::NotPermitted)
+    } else if l.contains("no such file or directory") || l.contains("enoent") {
+        Some(Kind::Missing)
+    } else {
+        None
+    }
+}
+
+/// Whether the message describes a modification.
+fn writes(line: &str) -> bool {
+    const VERBS: &[&str] = &[
+        "cannot create", "cannot touch", "for writing", "cannot remove", "cannot move", "cannot make", "cannot overwrite",
+        "changing permissions", "changing ownership", "setting times", "failed to create", "cannot create directory",
+        "cannot open '", "mkdir", "rename", "unlink", "chmod", "chown", "utime", "truncate", "setxattr", "symlink", "link",
+        "errno 30", "open '", "write",
+    ];
+    let l = line.to_ascii_lowercase();
+    VERBS.iter().any(|v| l.contains(v)) && !l.contains("cannot open directory") && !l.contains("for reading")
+}
+
+/// The path a message names, and whether the form itself implies a write.
+fn target(line: &str) -> Option<(String, bool)> {
+    // python: `...: [Errno 13] Permission denied: '/x'`; node: `EACCES: ..., open '/x'`.
+    for marker in ["denied: '", "system: '", "permitted: '", "directory: '", ", open '", ", mkdir '", ", unlink '", ", rename '"] {
+        if let Some(i) = line.find(marker) {
+            let rest = line.get(i + marker.len()..)?;
+            let end = rest.find('\'')?;
+            return Some((rest.get(..end)?.to_string(), marker == ", open '" && line.contains("EROFS")));
+        }
+    }
+    // dash: `sh: 1: cannot create /x: Permission denied`
+    if let Some(i) = line.find("cannot create ") {
+        let rest = line.get(i + "cannot create ".len()..)?;
+        let rest = rest.trim_start_matches("directory ").trim_start_matches("regular file ");
+        let end = rest.rfind(": ")?;
+        return Some((unquote(rest.get(..end)?), true));
+    }
+    // coreutils: `touch: cannot touch '/x': ...`, `cat: /x: Permission denied`,
+    // bash: `bash: line 1: /x: Read-only file system`.
+    let quoted = line.find(['\'', '‘']).and_then(|i| {
+        let rest = line.get(i + line.get(i..)?.chars().next()?.len_utf8()..)?;
+        let end = rest.find(['\'', '’'])?;
+        rest.get(..end).map(str::to_string)
+    });
+    if let Some(q) = quoted.filter(|q| q.starts_with('/') || q.starts_with('.') || !q.contains(' ')) {
+        return Some((q, false));
+    }
+    let fields: Vec<&str> = line.split(": ").collect();
+    let n = fields.len();
+    if n >= 3 {
+        let candidate = fields.get(n - 2)?.trim();
+        if !candidate.contains(' ') && (candidate.contains('/') || candidate.contains('.')) {
+            return Some((candidate.to_string(), false));
+        }
+    }
+    None
+}
+
+fn unquote(s: &str) -> String {
+    s.trim().trim_matches(['\'', '"', '‘', '’']).to_string()
+}
+
+/// `target` made absolute against `cwd`, `.` and `..` resolved lexically.
+fn resolve(cwd: &Path, target: &str) -> PathBuf {
+    let joined = if target.starts_with('/') { PathBuf::from(target) } else { cwd.join(target) };
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(p) => out.push(p),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The access the view gives `path`: the nearest mount's (None: not in the view).
+fn access(spec: &Spec, path: &Path) -> Option<Access> {
+    if spec.scratch.iter().any(|s| path.starts_with(s))
+        && !spec.mounts.iter().any(|m| path.starts_with(&m.path) && m.path.components().count() > 2)
+    {
+        return Some(Access::Write);
+    }
+    if ["/dev", "/proc"].iter().any(|o| path.starts_with(o)) {
+        return Some(Access::Read);
+    }
+    spec.mounts.iter().filter(|m| path.starts_with(&m.path)).max_by_key(|m| m.path.as_os_str().len()).map(|m| m.access)
+}
+
+fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial> {
+    let target = path.to_string_lossy().into_owned();
+    let op = if write || kind == Kind::ReadOnly { "fs.write" } else { "fs.read" };
+    let denial = |op: &str, source| Some(Denial { op: op.into(), target: target.clone(), source });
+    match access(spec, path) {
+        // Not in the view: a "missing" error for a path that exists on the host.
+        None => match kind {
+            Kind::Missing | Kind::Denied | Kind::ReadOnly if path.symlink_metadata().is_ok() || kind != Kind::Missing => {
+                denial(op, DenialSource::Mount)
+            }
+            _ => None,
+        },
+        Some(Access::Hide) if kind != Kind::Missing => denial(op, DenialSource::Mount),
+        Some(Access::Guard) if kind == Kind::ReadOnly || (write && kind != Kind::Missing) => {
+            denial("fs.write", DenialSource::Mount)
+        }
+        Some(Access::Read) if kind == Kind::ReadOnly => denial("fs.write", DenialSource::Mount),
+        Some(Access::Read) if write && matches!(kind, Kind::Denied | Kind::NotPermitted) => {
+            denial("fs.write", DenialSource::Landlock)
+        }
+        _ => None,
+    }
+}
+
+/// Network attempts refused because the network is not granted.
+fn network(spec: &Spec, line: &str) -> Option<Denial> {
+    if spec.network {
+        return None;
+    }
+    let l = line.to_ascii_lowercase();
+    let refused = l.contains("operation not permitted") || l.contains("network is unreachable") || l.contains("permission denied");
+    if !refused {
+        return None;
+    }
+    // bash: `sh: /dev/tcp/127.0.0.1/8080: ...`
+    for proto in ["/dev/tcp/", "/dev/udp/"] {
+        if let Some(i) = line.find(proto) {
+            let rest = line.get(i + proto.len()..)?;
+            let end = rest.find([':', ' ', '\'']).unwrap_or(rest.len());
+            let (host, port) = rest.get(..end)?.split_once('/')?;
+            return Some(Denial { op: "net.connect".into(), target: format!("{host}:{port}"), source: DenialSource::Seccomp });
+        }
+    }
+    None
+}
+
+/// Limits the kernel reports in a recognisable way.
+fn limit(line: &str) -> Option<Denial> {
+    let l = line.to_ascii_lowercase();
+    let fork = (l.contains("fork") || l.contains("spawn") || l.contains("thread")) && l.contains("resource temporarily unavailable");
+    if fork || l.contains("cannot fork") {
+        return Some(Denial { op: "limit.processes".into(), target: "fork".into(), source: DenialSource::Limit });
+    }
+    if l.contains("file too large") {
+        return Some(Denial { op: "limit.file_size".into(), target: "file size limit".into(), source: DenialSource::Limit });
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Mount;
+    use warden_feedback::Stream;
+
+    fn spec() -> Spec {
+        let mut s = Spec::new(vec!["sh".into()], "/ws".into());
+        s.mounts = vec![
+            Mount { path: "/usr".into(), access: Access::Read },
+            Mount { path: "/etc".into(), access: Access::Read },
+            Mount { path: "/etc/shadow".into(), access: Access::Hide },
+            Mount { path: "/ws".into(), access: Access::Write },
+            Mount { path: "/ws/.env".into(), access: Access::Hide },
+            Mount { path: "/ws/.git/hooks".into(), access: Access::Guard },
+        ];
+        s.scratch = vec!["/tmp".into()];
+        s
+    }
+
+    fn infer_text(text: &str) -> Vec<(String, String, DenialSource)> {
+        let run = Run { stderr: Stream { text: text.into(), truncated: false, bytes: 0 }, ..Run::default() };
+        infer(&spec(), &run).into_iter().map(|d| (d.op, d.target, d.source)).collect()
+    }
+
+    #[test]
+    fn hidden_reads_and_guarded_writes() {
+        assert_eq!(infer_text("cat: .env: Permission denied"), vec![("fs.read".into(), "/ws/.env".into(), DenialSource::Mount)]);
+        assert_eq!(
+            infer_text("attack.sh: 1: cannot create .git/hooks/pre-commit: Read-only file system"),
+            vec![("fs.write".into(), "/ws/.git/hooks/pre-commit".into(), DenialSource::Mount)]
+        );
+        assert_eq!(
+            infer_text("touch: cannot touch '/etc/passwd': Read-only file system"),
+            vec![("fs.write".into(), "/etc/passwd".into(), DenialSource::Mount)]
+        );
+        assert_eq!(
+            infer_text("PermissionError: [Errno 13] Permission denied: '/etc/shadow'"),
+            vec![("fs.read".into(), "/etc/shadow".into(), DenialSource::Mount)]
+        );
+    }
+
+    #[test]
+    fn what_the_view_does_not_explain_gives_nothing() {
+        assert!(infer_text("cat: /ws/missing.txt: No such file or directory").is_empty());
+        assert!(infer_text("cat: /nonexistent-warden-path/x: No such file or directory").is_empty());
+        assert!(infer_text("touch: cannot touch '/ws/x': Permission denied").is_empty());
+        assert!(infer_text("error[E0308]: mismatched types").is_empty());
+    }
+
+    #[test]
+    fn network_and_limits() {
+        assert_eq!(
+            infer_text("sh: 1: cannot create /dev/tcp/127.0.0.1/9: Operation not permitted")[0].0,
+            "net.connect".to_string()
+        );
+        assert_eq!(infer_text("sh: 1: Cannot fork")[0].0, "limit.processes".to_string());
+    }
 }

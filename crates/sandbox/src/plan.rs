@@ -154,6 +154,11 @@ fn normalise(spec: &Spec) -> BTreeMap<PathBuf, Access> {
                 view.remove(p);
             }
         }
+        // A hidden or guarded path outside every shown one is already invisible.
+        let shown = nearest.is_some_and(|(_, up)| matches!(up, Access::Read | Access::Write));
+        if matches!(a, Access::Hide | Access::Guard) && !shown {
+            view.remove(p);
+        }
     }
     view
 }
@@ -405,9 +410,16 @@ mod tests {
     }
 
     #[test]
+    fn hidden_paths_outside_the_view_are_dropped() {
+        let v = normalise(&spec(&[("/usr", Access::Read), ("/root/.ssh", Access::Hide), ("/usr/x", Access::Guard)]));
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(!v.contains_key(Path::new("/root/.ssh")));
+    }
+
+    #[test]
     fn hide_wins_and_swallows_children() {
-        let v = normalise(&spec(&[("/etc", Access::Read), ("/etc", Access::Hide), ("/etc/ssl", Access::Read)]));
-        assert_eq!(v.into_iter().collect::<Vec<_>>(), vec![(PathBuf::from("/etc"), Access::Hide)]);
+        let v = normalise(&spec(&[("/", Access::Read), ("/etc", Access::Hide), ("/etc/ssl", Access::Read)]));
+        assert_eq!(v.into_iter().collect::<Vec<_>>(), vec![(PathBuf::from("/"), Access::Read), (PathBuf::from("/etc"), Access::Hide)]);
     }
 
     #[test]

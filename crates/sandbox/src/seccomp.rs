@@ -173,6 +173,7 @@ fn guard_program() -> Program {
 }
 
 /// The name of a refused system call, for denials.
+#[allow(dead_code)]
 pub(crate) fn refused_names() -> impl Iterator<Item = &'static str> {
     REFUSED.iter().map(|(_, name)| *name)
 }
