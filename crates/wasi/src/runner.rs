@@ -194,8 +194,9 @@ impl Runner {
             }
         }
         let (pre, _) = self.instance_pre(&spec.image)?;
-        let stdout = CaptureStream::new(spec.limits.output_bytes, false);
-        let stderr = CaptureStream::new(spec.limits.output_bytes, manifest.reports_denials);
+        let stdout = CaptureStream::new(spec.limits.output_bytes, false, Vec::new());
+        let roots = spec.preopens.iter().map(|p| p.guest.clone()).collect();
+        let stderr = CaptureStream::new(spec.limits.output_bytes, manifest.reports_denials, roots);
         let wasi = self.wasi_ctx(spec, &stdout, &stderr)?;
         let mut notes = Vec::new();
         let memory_bytes = spec.limits.memory_bytes.min(MAX_MEMORY);
@@ -314,7 +315,8 @@ fn classify(e: &wasmtime::Error, refused: Option<usize>, spec: &Spec) -> End {
             other => (format!("trap: {other}"), format!("the tool crashed (wasm trap: {other})")),
         });
     } else {
-        end.note = Some((format!("error: {e:#}"), format!("the tool failed in the WASI host: {e:#}")));
+        let cause = e.root_cause();
+        end.note = Some((format!("error: {cause}"), format!("the tool failed in the WASI host: {cause}")));
     }
     end
 }

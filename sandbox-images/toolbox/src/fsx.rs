@@ -35,10 +35,15 @@ pub fn describe(e: &io::Error) -> String {
     }
 }
 
-/// Prints the denial marker when `e` is a refusal by the sandbox.
+/// Prints the denial marker when `e` is a refusal by the sandbox, and the missing marker when
+/// the path does not exist: wasi-libc answers `ENOENT` for a path no preopen covers, and only
+/// the host knows the preopens, so it decides whether that was a refusal. The host removes
+/// both markers from the stderr it reports.
 pub fn mark_denied(e: &io::Error, op: &str, path: &Path) {
     if is_denied(e) {
         eprintln!("toolbox: denied: {op}: {}", absolute(path).display());
+    } else if e.kind() == io::ErrorKind::NotFound {
+        eprintln!("toolbox: missing: {op}: {}", absolute(path).display());
     }
 }
 

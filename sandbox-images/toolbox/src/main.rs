@@ -7,7 +7,8 @@
 //! When the sandbox refuses a path (no preopen covers it, a read-only preopen, a path leading
 //! out of a preopen), a tool prints its usual error line and then one marker line on stderr,
 //! `toolbox: denied: OP: PATH` (`OP` is `fs.read` or `fs.write`, `PATH` absolute and lexically
-//! normalised), which the host turns into a structured denial.
+//! normalised), which the host turns into a structured denial. A path that does not exist gets
+//! `toolbox: missing: OP: PATH`: the host reports it as a denial when no preopen covers it.
 
 mod args;
 mod diff;
@@ -48,7 +49,8 @@ fn main() {
         argv.remove(0);
         name = argv.first().cloned().unwrap_or_default();
     }
-    if let Ok(pwd) = std::env::var("PWD") {
+    // wasi-libc starts in `/`; entering it again fails when nothing is preopened there.
+    if let Some(pwd) = std::env::var("PWD").ok().map(|p| p.trim_end_matches('/').to_string()).filter(|p| !p.is_empty()) {
         if let Err(e) = std::env::set_current_dir(&pwd) {
             eprintln!("toolbox: cannot enter working directory `{pwd}`: {}", fsx::describe(&e));
             fsx::mark_denied(&e, "fs.read", std::path::Path::new(&pwd));
