@@ -82,10 +82,10 @@ impl DiskCache {
     /// (truncated by a crash of an older warden, another wasmtime) is replaced.
     pub(crate) fn fetch(&self, engine: &Engine, wasm: &[u8], digest: &[u8; 32]) -> Result<(Module, Fetched), Error> {
         let path = self.path_for(digest);
-        if path.is_file() {
-            if let Ok(m) = load(engine, &path) {
-                return Ok((m, Fetched::Disk));
-            }
+        if path.is_file()
+            && let Ok(m) = load(engine, &path)
+        {
+            return Ok((m, Fetched::Disk));
         }
         let module = compile(engine, wasm)?;
         self.store(&module, &path)?;
