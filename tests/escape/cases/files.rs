@@ -1,0 +1,207 @@
+//! Changes to files the sandbox may not write: `outside/` (not granted at all), `readable/`
+//! (granted read-only) and the guarded workspace paths. The suite's snapshot of those trees is
+//! the check: content, mode, owner, inode, link count, mtime and ctime (xattrs) must not move.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::{Attack, Case, case, py, reached};
+
+/// Files below `dir` that are set-uid or set-gid root, or owned by root at all.
+fn root_owned(dir: &Path, out: &mut Vec<String>) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let Ok(md) = e.path().symlink_metadata() else { continue };
+        if md.uid() == 0 || (md.mode() & 0o2000 != 0 && md.gid() == 0) {
+            out.push(format!("{} (uid {}, gid {}, mode {:o})", e.path().display(), md.uid(), md.gid(), md.mode()));
+        }
+        if md.is_dir() {
+            root_owned(&e.path(), out);
+        }
+    }
+}
+
+/// A mutation of a planted file, denied as `op` on a target containing `target`.
+macro_rules! mutation {
+    ($name:literal, $script:literal, $op:literal, $target:literal) => {
+        case($name, |_| Ok(Attack::new($script).deny($op, $target)))
+    };
+    (hidden $name:literal, $script:literal, $op:literal, $target:literal) => {
+        case($name, |_| Ok(Attack::hidden($script).deny($op, $target)))
+    };
+    ($name:literal, $script:expr, $op:literal, $target:literal, $op2:literal, $target2:literal) => {
+        case($name, |_| Ok(Attack::new(&$script).deny($op, $target).deny($op2, $target2)))
+    };
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        // outside/: not in the grants at all.
+        mutation!("outside-write", "echo pwned > {out}/victim.txt", "fs.write", "{out}/victim.txt"),
+        mutation!("outside-append", "echo pwned >> {out}/victim.txt", "fs.write", "{out}/victim.txt"),
+        mutation!("outside-rename", "mv {out}/victim.txt {out}/renamed.txt", "fs.write", "{out}/"),
+        mutation!(
+            "outside-move-into-workspace",
+            "mv {out}/victim.txt {ws}/stolen.txt",
+            "fs.write",
+            "{out}/victim.txt",
+            "fs.read",
+            "{out}/victim.txt"
+        ),
+        mutation!("outside-chmod", "chmod 0777 {out}/victim.txt", "fs.write", "{out}/victim.txt"),
+        mutation!("outside-chown", "chown 65534:65534 {out}/victim.txt", "fs.write", "{out}/victim.txt"),
+        mutation!("outside-utime", "touch -d '2001-01-01 00:00' {out}/victim.txt", "fs.write", "{out}/victim.txt"),
+        mutation!("outside-truncate", "truncate -s 0 {out}/victim.txt", "fs.write", "{out}/victim.txt"),
+        mutation!(
+            "outside-xattr",
+            py(r#"import os; os.setxattr("{out}/victim.txt", "user.pwned", b"1")"#),
+            "fs.write",
+            "{out}/victim.txt",
+            "fs.read",
+            "{out}/victim.txt"
+        ),
+        mutation!("outside-unlink", "rm -f {out}/victim.txt", "fs.write", "{out}/victim.txt"),
+        mutation!("outside-remove-tree", "rm -rf {out}/dir", "fs.write", "{out}/dir"),
+        mutation!(
+            "outside-create",
+            "echo pwned > {out}/new.txt; mkdir {out}/newdir; ln -s /etc/passwd {out}/link",
+            "fs.write",
+            "{out}/"
+        ),
+        // readable/: granted read-only.
+        mutation!("readable-write", "echo pwned > {rd}/public.txt", "fs.write", "{rd}/public.txt"),
+        mutation!("readable-append", "echo pwned >> {rd}/public.txt", "fs.write", "{rd}/public.txt"),
+        mutation!("readable-rename", "mv {rd}/public.txt {rd}/renamed.txt", "fs.write", "{rd}/"),
+        mutation!("readable-chmod", "chmod 0777 {rd}/public.txt", "fs.write", "{rd}/public.txt"),
+        mutation!("readable-chown", "chown 65534:65534 {rd}/public.txt", "fs.write", "{rd}/public.txt"),
+        mutation!("readable-utime", "touch -d '2001-01-01 00:00' {rd}/public.txt", "fs.write", "{rd}/public.txt"),
+        mutation!("readable-truncate", "truncate -s 0 {rd}/public.txt", "fs.write", "{rd}/public.txt"),
+        mutation!(
+            "readable-xattr",
+            py(r#"import os; os.setxattr("{rd}/public.txt", "user.pwned", b"1")"#),
+            "fs.write",
+            "{rd}/public.txt",
+            "fs.read",
+            "{rd}/public.txt"
+        ),
+        mutation!("readable-unlink", "rm -f {rd}/public.txt", "fs.write", "{rd}/public.txt"),
+        mutation!("readable-create", "echo pwned > {rd}/new.txt; mkdir {rd}/newdir", "fs.write", "{rd}/new"),
+        // Guarded paths inside the writable workspace.
+        mutation!(
+            hidden "guarded-hook-overwrite",
+            "printf '#!/bin/sh\\necho pwned\\n' > $W/.git/hooks/pre-commit",
+            "fs.write",
+            "{ws}/.git/hooks/pre-commit"
+        ),
+        mutation!(
+            hidden "guarded-hook-create",
+            "printf '#!/bin/sh\\necho pwned\\n' > $W/.git/hooks/post-checkout; chmod +x $W/.git/hooks/post-checkout",
+            "fs.write",
+            "{ws}/.git/hooks/post-checkout"
+        ),
+        mutation!(
+            hidden "guarded-hooks-dir-swap",
+            "mv $W/.git/hooks $W/.git/hooks.old; mkdir -p $W/.git/hooks; echo pwned > $W/.git/hooks/pre-commit",
+            "fs.write",
+            "{ws}/.git/hooks"
+        ),
+        mutation!(
+            hidden "guarded-git-config-append",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> $W/.git/config",
+            "fs.write",
+            "{ws}/.git/config"
+        ),
+        mutation!(
+            hidden "guarded-git-config-replace",
+            "printf '[core]\\n\\tfsmonitor = evil\\n' > $W/.git/config.new; mv -f $W/.git/config.new $W/.git/config",
+            "fs.write",
+            "{ws}/.git/config"
+        ),
+        mutation!(
+            hidden "guarded-git-config-via-git",
+            "git -c safe.directory='*' -C $W config core.fsmonitor 'touch /tmp/pwned'; git -c safe.directory='*' -C $W config --get core.fsmonitor; echo END",
+            "fs.write",
+            "{ws}/.git/config"
+        ),
+        mutation!(
+            hidden "guarded-warden-dir-write",
+            "echo 'default allow' > $W/.warden/project.policy; echo pwned >> $W/.warden/notes.txt",
+            "fs.write",
+            "{ws}/.warden/"
+        ),
+        mutation!(
+            hidden "guarded-warden-dir-swap",
+            "mv $W/.warden $W/.warden-old; mkdir -p $W/.warden; echo 'default allow' > $W/.warden/project.policy",
+            "fs.write",
+            "{ws}/.warden"
+        ),
+        mutation!(
+            hidden "guarded-via-symlink",
+            "ln -s $W/.git/hooks $W/hooks-link; echo pwned > $W/hooks-link/pre-commit; ln -s $W/.git/config $W/cfg; echo pwned >> $W/cfg",
+            "fs.write",
+            "{ws}/"
+        ),
+        mutation!(
+            hidden "guarded-hook-move-into",
+            "printf '#!/bin/sh\\necho pwned\\n' > $W/evil; chmod +x $W/evil; mv $W/evil $W/.git/hooks/pre-push; \
+             mv -f $W/evil $W/.git/hooks/pre-commit; ln $W/evil $W/.git/hooks/post-merge; cp $W/evil $W/.git/hooks/",
+            "fs.write",
+            "{ws}/"
+        ),
+        mutation!(
+            "policy-overwrite",
+            "echo 'default allow' >> {root}/policy.policy; echo pwned > {root}/policy.policy; rm -f {root}/policy.policy",
+            "fs.write",
+            "{root}/policy.policy"
+        ),
+        // Ownership: what the command creates must never belong to root on the host.
+        case("setuid-root-plant", |_| {
+            Ok(Attack::hidden(
+                "cp /bin/sh $W/rootsh; chmod 4755 $W/rootsh; chown 0:0 $W/rootsh; chmod 6755 $W/rootsh; \
+                 mkdir $W/sgid; chmod 2777 $W/sgid; echo END",
+            )
+            .deny("fs.write", "{ws}/")
+            .check(|fx, out| {
+                reached(out, "END")?;
+                let mut bad = Vec::new();
+                root_owned(&fx.ws, &mut bad);
+                bad.retain(|b| b.contains("rootsh") || b.contains("sgid"));
+                if bad.is_empty() { Ok(()) } else { Err(format!("the command left root-owned or set-id root files: {bad:?}")) }
+            }))
+        }),
+        case("created-files-not-root", |_| {
+            Ok(Attack::hidden("echo x > $W/owned.txt; mkdir $W/owned-dir; ln -s owned.txt $W/owned-link; echo END").check(|fx, out| {
+                reached(out, "END")?;
+                let mut bad = Vec::new();
+                root_owned(&fx.ws, &mut bad);
+                bad.retain(|b| b.contains("/owned"));
+                if bad.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("files the command created belong to root on the host (it held real root): {bad:?}"))
+                }
+            }))
+        }),
+        case("shared-tmp", |_| {
+            Ok(Attack::new(
+                "for d in /tmp /var/tmp /dev/shm; do echo pwned > $d/warden-escape-{id}-probe; done; echo END",
+            )
+            .deny("fs.write", "/var/tmp/warden-escape-{id}-probe")
+            .deny("fs.write", "/dev/shm/warden-escape-{id}-probe")
+            .deny("fs.write", "/tmp/warden-escape-{id}-probe")
+            .check(|fx, out| {
+                reached(out, "END")?;
+                let mut shared = Vec::new();
+                for d in ["/tmp", "/var/tmp", "/dev/shm"] {
+                    let p = Path::new(d).join(format!("warden-escape-{}-probe", fx.id));
+                    if p.exists() {
+                        shared.push(p.display().to_string());
+                        let _ = fs::remove_file(&p);
+                    }
+                }
+                if shared.is_empty() { Ok(()) } else { Err(format!("the command wrote the host's {shared:?}")) }
+            }))
+        }),
+    ]
+}
