@@ -44,7 +44,10 @@ impl Snapshot {
         // workspace's own times change with every legitimate write, so only its presence counts).
         if let Ok(rd) = fs::read_dir(&fx.root) {
             for e in rd.flatten() {
-                map.entry(e.path()).or_insert_with(|| Entry { kind: "present", ..missing() });
+                map.entry(e.path()).or_insert_with(|| Entry {
+                    kind: "present",
+                    ..missing()
+                });
             }
         }
         Snapshot(map)
@@ -85,7 +88,10 @@ fn describe(path: &Path, old: &Entry, new: &Entry) -> String {
         what.push(format!("mode {:o} -> {:o}", old.mode, new.mode));
     }
     if (old.uid, old.gid) != (new.uid, new.gid) {
-        what.push(format!("owner {}:{} -> {}:{}", old.uid, old.gid, new.uid, new.gid));
+        what.push(format!(
+            "owner {}:{} -> {}:{}",
+            old.uid, old.gid, new.uid, new.gid
+        ));
     }
     if old.ino != new.ino {
         what.push("replaced (inode changed)".to_string());

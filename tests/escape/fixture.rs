@@ -45,7 +45,11 @@ impl Fixture {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or_default();
-        let token = format!("tok{:x}{:x}", nanos ^ (u128::from(pid) << 40), n * 7919 + 13);
+        let token = format!(
+            "tok{:x}{:x}",
+            nanos ^ (u128::from(pid) << 40),
+            n * 7919 + 13
+        );
         let fx = Fixture {
             ws: root.join("ws"),
             outside: root.join("outside"),
@@ -95,17 +99,29 @@ impl Fixture {
         fs::create_dir_all(&self.root)?;
         fs::set_permissions(&self.root, fs::Permissions::from_mode(0o755))?;
         self.plant("ws/.git/hooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755)?;
-        self.plant("ws/.git/config", "[core]\n\trepositoryformatversion = 0\n", 0o644)?;
+        self.plant(
+            "ws/.git/config",
+            "[core]\n\trepositoryformatversion = 0\n",
+            0o644,
+        )?;
         self.plant("ws/.git/HEAD", "ref: refs/heads/main\n", 0o644)?;
         fs::create_dir_all(self.ws.join(".git/objects"))?;
         fs::create_dir_all(self.ws.join(".git/refs/heads"))?;
         self.plant("ws/.warden/notes.txt", "project notes\n", 0o644)?;
-        self.plant("ws/.env", &format!("API_KEY={}\n", self.secret("dotenv")), 0o644)?;
+        self.plant(
+            "ws/.env",
+            &format!("API_KEY={}\n", self.secret("dotenv")),
+            0o644,
+        )?;
         self.plant("ws/src/main.rs", "fn main() {}\n", 0o644)?;
         self.plant("outside/victim.txt", "victim content\n", 0o644)?;
         self.plant("outside/dir/inner.txt", "inner content\n", 0o644)?;
         self.plant("readable/public.txt", "public content\n", 0o644)?;
-        self.plant("readable/secret.txt", &format!("{}\n", self.secret("readable")), 0o644)?;
+        self.plant(
+            "readable/secret.txt",
+            &format!("{}\n", self.secret("readable")),
+            0o644,
+        )?;
         for dir in [&self.ws, &self.outside, &self.readable] {
             fs::set_permissions(dir, fs::Permissions::from_mode(0o755))?;
         }
@@ -150,7 +166,11 @@ impl Fixture {
 
     /// Removes the folder (best effort: the sandbox may have left odd modes behind).
     pub fn remove(&self) {
-        let _ = Command::new("chmod").arg("-R").arg("u+rwx").arg(&self.root).status();
+        let _ = Command::new("chmod")
+            .arg("-R")
+            .arg("u+rwx")
+            .arg(&self.root)
+            .status();
         let _ = fs::remove_dir_all(&self.root);
     }
 }

@@ -68,7 +68,11 @@ impl Victim {
             if let Some(tracer) = line.strip_prefix("TracerPid:")
                 && tracer.trim() != "0"
             {
-                return Err(format!("victim {} is traced by {}", self.pid(), tracer.trim()));
+                return Err(format!(
+                    "victim {} is traced by {}",
+                    self.pid(),
+                    tracer.trim()
+                ));
             }
         }
         Ok(())
@@ -101,7 +105,10 @@ impl TcpProbe {
     /// Fails if anything connected.
     pub fn assert_silent(&self) -> Result<(), String> {
         match self.listener.accept() {
-            Ok((_, peer)) => Err(format!("the host listener on port {} got a connection from {peer}", self.port)),
+            Ok((_, peer)) => Err(format!(
+                "the host listener on port {} got a connection from {peer}",
+                self.port
+            )),
             Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(()),
             Err(e) => Err(format!("accept: {e}")),
         }
@@ -147,21 +154,31 @@ impl UnixProbe {
         let listener = UnixListener::bind(path).map_err(|e| format!("unix listen: {e}"))?;
         fs::set_permissions(path, fs::Permissions::from_mode(0o777)).map_err(|e| e.to_string())?;
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-        Ok(UnixProbe { listener, what: path.display().to_string() })
+        Ok(UnixProbe {
+            listener,
+            what: path.display().to_string(),
+        })
     }
 
     /// Listens at the abstract name `name`.
     pub fn abstract_name(name: &str) -> Result<UnixProbe, String> {
         let addr = SocketAddr::from_abstract_name(name.as_bytes()).map_err(|e| e.to_string())?;
-        let listener = UnixListener::bind_addr(&addr).map_err(|e| format!("abstract listen: {e}"))?;
+        let listener =
+            UnixListener::bind_addr(&addr).map_err(|e| format!("abstract listen: {e}"))?;
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-        Ok(UnixProbe { listener, what: format!("@{name}") })
+        Ok(UnixProbe {
+            listener,
+            what: format!("@{name}"),
+        })
     }
 
     /// Fails if anything connected.
     pub fn assert_silent(&self) -> Result<(), String> {
         match self.listener.accept() {
-            Ok(_) => Err(format!("the host unix listener {} got a connection", self.what)),
+            Ok(_) => Err(format!(
+                "the host unix listener {} got a connection",
+                self.what
+            )),
             Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(()),
             Err(e) => Err(format!("accept: {e}")),
         }
@@ -195,7 +212,12 @@ impl Knocker {
                 thread::sleep(Duration::from_millis(50));
             }
         });
-        Knocker { stop, hits, thread: Some(thread), port }
+        Knocker {
+            stop,
+            hits,
+            thread: Some(thread),
+            port,
+        }
     }
 
     /// Stops knocking; fails if any knock was answered.
@@ -206,7 +228,10 @@ impl Knocker {
         }
         match self.hits.load(Ordering::Relaxed) {
             0 => Ok(()),
-            n => Err(format!("{n} host connections to 127.0.0.1:{} were accepted: the sandbox listened on the host", self.port)),
+            n => Err(format!(
+                "{n} host connections to 127.0.0.1:{} were accepted: the sandbox listened on the host",
+                self.port
+            )),
         }
     }
 }
@@ -228,7 +253,9 @@ pub fn marked(marker: &Path) -> Vec<(u32, String)> {
     let needle = marker.as_os_str().as_encoded_bytes();
     let me = std::process::id();
     let mut out = Vec::new();
-    let Ok(rd) = fs::read_dir("/proc") else { return out };
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return out;
+    };
     for e in rd.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
             continue;
@@ -240,9 +267,15 @@ pub fn marked(marker: &Path) -> Vec<(u32, String)> {
         if contains(&cmdline, needle) {
             let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
             // Zombies are already dead; their parent reaps them.
-            let zombie = state.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            let zombie = state
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
             if !zombie {
-                let shown: String = String::from_utf8_lossy(&cmdline).replace('\0', " ").chars().take(120).collect();
+                let shown: String = String::from_utf8_lossy(&cmdline)
+                    .replace('\0', " ")
+                    .chars()
+                    .take(120)
+                    .collect();
                 out.push((pid, shown));
             }
         }
@@ -261,7 +294,10 @@ pub fn survivors(marker: &Path, grace: Duration) -> Vec<(u32, String)> {
         }
         if Instant::now() >= deadline {
             for (pid, _) in &left {
-                let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(pid.to_string())
+                    .status();
             }
             return left;
         }
@@ -289,7 +325,11 @@ impl Census {
                 thread::sleep(Duration::from_millis(25));
             }
         });
-        Census { stop, peak, thread: Some(thread) }
+        Census {
+            stop,
+            peak,
+            thread: Some(thread),
+        }
     }
 
     /// Stops sampling and returns the peak.

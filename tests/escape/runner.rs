@@ -66,12 +66,8 @@ impl Outcome {
     pub fn excerpt(&self) -> String {
         let cut = |s: &str| -> String {
             let s = s.trim();
-            if s.len() > 300 {
-                let mut end = 300;
-                while !s.is_char_boundary(end) {
-                    end -= 1;
-                }
-                format!("{}...", &s[..end])
+            if s.chars().count() > 300 {
+                format!("{}...", s.chars().take(300).collect::<String>())
             } else {
                 s.to_string()
             }
@@ -127,7 +123,14 @@ impl Runner {
             .stderr(Stdio::piped());
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| format!("spawn {self:?}: {e}"))?;
-        let stdout = reader(child.stdout.take(), if self == Runner::Bwrap { OUTPUT_CAP } else { 64 << 20 });
+        let stdout = reader(
+            child.stdout.take(),
+            if self == Runner::Bwrap {
+                OUTPUT_CAP
+            } else {
+                64 << 20
+            },
+        );
         let stderr = reader(child.stderr.take(), OUTPUT_CAP);
         // warden enforces the timeout itself; the harness only bounds its own wait.
         let limit = match self {
@@ -197,8 +200,11 @@ fn warden_command(fx: &Fixture, attack: &Attack, script: &str, user: User) -> Co
 fn launcher(attack: &Attack, argv: Vec<String>) -> Command {
     match &attack.leak_fds {
         None => {
-            let mut cmd = Command::new(&argv[0]);
-            cmd.args(&argv[1..]);
+            let (program, args) = argv
+                .split_first()
+                .map_or(("true", &[][..]), |(p, a)| (p.as_str(), a));
+            let mut cmd = Command::new(program);
+            cmd.args(args);
             cmd
         }
         Some((read, write)) => {
@@ -238,7 +244,11 @@ fn bwrap_command(fx: &Fixture, attack: &Attack, script: &str) -> Command {
             continue;
         }
         match std::fs::read_link(p) {
-            Ok(target) => argv.extend(["--symlink".into(), target.to_string_lossy().into_owned(), dir.into()]),
+            Ok(target) => argv.extend([
+                "--symlink".into(),
+                target.to_string_lossy().into_owned(),
+                dir.into(),
+            ]),
             Err(_) => argv.extend(["--ro-bind".into(), dir.into(), dir.into()]),
         }
     }
@@ -250,10 +260,25 @@ fn bwrap_command(fx: &Fixture, attack: &Attack, script: &str) -> Command {
         let p = fx.ws.join(guarded);
         argv.extend(["--ro-bind".into(), s(&p), s(&p)]);
     }
-    argv.extend(["--ro-bind".into(), "/dev/null".into(), s(&fx.ws.join(".env"))]);
+    argv.extend([
+        "--ro-bind".into(),
+        "/dev/null".into(),
+        s(&fx.ws.join(".env")),
+    ]);
     argv.extend(["--ro-bind".into(), s(&fx.readable), s(&fx.readable)]);
-    argv.extend(["--ro-bind".into(), "/dev/null".into(), s(&fx.readable.join("secret.txt"))]);
-    argv.extend(["--chdir".into(), s(&fx.ws), "--".into(), "/bin/sh".into(), "-c".into(), script.into()]);
+    argv.extend([
+        "--ro-bind".into(),
+        "/dev/null".into(),
+        s(&fx.readable.join("secret.txt")),
+    ]);
+    argv.extend([
+        "--chdir".into(),
+        s(&fx.ws),
+        "--".into(),
+        "/bin/sh".into(),
+        "-c".into(),
+        script.into(),
+    ]);
     launcher(attack, argv)
 }
 
@@ -284,7 +309,8 @@ fn reader(pipe: Option<impl Read + Send + 'static>, cap: usize) -> Option<Captur
 
 /// The captured bytes, waiting at most 3 s more (a survivor may hold the pipe open).
 fn collect(rx: Option<Captured>) -> (Vec<u8>, u64) {
-    rx.and_then(|rx| rx.recv_timeout(Duration::from_secs(3)).ok()).unwrap_or_default()
+    rx.and_then(|rx| rx.recv_timeout(Duration::from_secs(3)).ok())
+        .unwrap_or_default()
 }
 
 /// Waits for `child` at most `limit`, then kills it. Returns its exit code and whether it was
@@ -310,53 +336,73 @@ fn parse_warden(out: &[u8], err: &[u8], status: Option<i32>) -> Result<Outcome, 
         format!(
             "warden (exit {status:?}) printed no JSON result ({e}): stdout {:?}, stderr {:?}",
             text.chars().take(400).collect::<String>(),
-            String::from_utf8_lossy(err).chars().take(400).collect::<String>()
+            String::from_utf8_lossy(err)
+                .chars()
+                .take(400)
+                .collect::<String>()
         )
     })?;
     for field in [
-        "decision", "ran", "exit_code", "signal", "timed_out", "duration_ms", "stdout", "stderr", "paths",
-        "denials", "sandbox",
+        "decision",
+        "ran",
+        "exit_code",
+        "signal",
+        "timed_out",
+        "duration_ms",
+        "stdout",
+        "stderr",
+        "paths",
+        "denials",
+        "sandbox",
     ] {
         if json.get(field).is_none() {
             return Err(format!("warden's result has no `{field}` field"));
         }
     }
-    if json["ran"] != Value::Bool(true) {
-        let refused: Vec<String> = json["decision"]["parts"]
+    if at(&json, "/ran").as_bool() != Some(true) {
+        let refused: Vec<String> = at(&json, "/decision/parts")
             .as_array()
             .map(|parts| {
                 parts
                     .iter()
-                    .filter(|p| p["verdict"] != Value::String("allow".into()))
-                    .map(|p| format!("{} ({})", p["reason"], p["path"].as_str().map_or(p["argv"].to_string(), String::from)))
+                    .filter(|p| at(p, "/verdict").as_str() != Some("allow"))
+                    .map(|p| {
+                        format!(
+                            "{} ({})",
+                            at(p, "/reason"),
+                            at(p, "/path")
+                                .as_str()
+                                .map_or(at(p, "/argv").to_string(), String::from)
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();
         return Err(format!(
             "warden did not run the attack (ran {}, verdict {}): {}",
-            json["ran"],
-            json["decision"]["verdict"],
+            at(&json, "/ran"),
+            at(&json, "/decision/verdict"),
             refused.join("; ")
         ));
     }
     let stream = |name: &str| -> (String, bool, u64) {
-        let s = &json[name];
+        let s = at(&json, name);
         (
-            s["text"].as_str().unwrap_or_default().to_string(),
-            s["truncated"].as_bool().unwrap_or(false),
-            s["bytes"].as_u64().unwrap_or(0),
+            at(s, "/text").as_str().unwrap_or_default().to_string(),
+            at(s, "/truncated").as_bool().unwrap_or(false),
+            at(s, "/bytes").as_u64().unwrap_or(0),
         )
     };
     let (stdout, stdout_truncated, stdout_bytes) = stream("stdout");
     let (stderr, _, _) = stream("stderr");
-    let denials = json["denials"]
+    let denials = at(&json, "/denials")
         .as_array()
         .map(|a| {
             a.iter()
                 .map(|d| Denial {
-                    op: d["op"].as_str().unwrap_or_default().to_string(),
-                    target: d["target"].as_str().unwrap_or_default().to_string(),
-                    source: d["source"].as_str().unwrap_or_default().to_string(),
+                    op: at(d, "/op").as_str().unwrap_or_default().to_string(),
+                    target: at(d, "/target").as_str().unwrap_or_default().to_string(),
+                    source: at(d, "/source").as_str().unwrap_or_default().to_string(),
                 })
                 .collect()
         })
@@ -366,10 +412,24 @@ fn parse_warden(out: &[u8], err: &[u8], status: Option<i32>) -> Result<Outcome, 
         stderr,
         stdout_truncated,
         stdout_bytes,
-        exit_code: json["exit_code"].as_i64().map(|c| c as i32),
-        timed_out: json["timed_out"].as_bool().unwrap_or(false),
-        duration: Duration::from_secs_f64(json["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0),
+        exit_code: at(&json, "/exit_code").as_i64().map(|c| c as i32),
+        timed_out: at(&json, "/timed_out").as_bool().unwrap_or(false),
+        duration: Duration::from_secs_f64(
+            at(&json, "/duration_ms").as_f64().unwrap_or(0.0) / 1000.0,
+        ),
         denials,
-        sandbox: Some(json["sandbox"].to_string()),
+        sandbox: Some(at(&json, "/sandbox").to_string()),
     })
+}
+
+static NULL: Value = Value::Null;
+
+/// The value at a JSON pointer (`/a/b`), or null.
+fn at<'a>(v: &'a Value, pointer: &str) -> &'a Value {
+    let pointer = if pointer.starts_with('/') {
+        pointer.to_string()
+    } else {
+        format!("/{pointer}")
+    };
+    v.pointer(&pointer).unwrap_or(&NULL)
 }

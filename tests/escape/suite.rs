@@ -21,14 +21,19 @@ use crate::runner::{Outcome, Runner, User};
 type Verdict = Result<(), Vec<String>>;
 
 fn selected_runners() -> Vec<Runner> {
-    let root = fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
+    let root = fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false);
     let mut all = vec![Runner::Warden(User::Caller)];
     if root {
         all.push(Runner::Warden(User::Unprivileged));
     }
     all.push(Runner::Bwrap);
     match std::env::var("ESCAPE_RUNNERS") {
-        Ok(list) => all.into_iter().filter(|r| list.split(',').any(|n| n.trim() == r.name())).collect(),
+        Ok(list) => all
+            .into_iter()
+            .filter(|r| list.split(',').any(|n| n.trim() == r.name()))
+            .collect(),
         Err(_) => all,
     }
 }
@@ -38,14 +43,20 @@ fn selected_cases() -> Vec<Case> {
     match std::env::var("ESCAPE_CASES") {
         Ok(list) => all
             .into_iter()
-            .filter(|c| list.split(',').any(|n| !n.trim().is_empty() && c.name.contains(n.trim())))
+            .filter(|c| {
+                list.split(',')
+                    .any(|n| !n.trim().is_empty() && c.name.contains(n.trim()))
+            })
             .collect(),
         Err(_) => all,
     }
 }
 
 fn bwrap_available() -> bool {
-    Command::new("bwrap").arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Runs the whole suite.
@@ -58,11 +69,20 @@ pub fn run_all() {
         assert!(names.insert(c.name), "two cases are named {}", c.name);
     }
     let jobs: Vec<(usize, Runner)> = (0..cases.len())
-        .flat_map(|i| runners.iter().copied().filter(|r| *r != Runner::Bwrap || bwrap).map(move |r| (i, r)))
+        .flat_map(|i| {
+            runners
+                .iter()
+                .copied()
+                .filter(|r| *r != Runner::Bwrap || bwrap)
+                .map(move |r| (i, r))
+        })
         .collect();
     let results: Mutex<Vec<(usize, Runner, Verdict)>> = Mutex::new(Vec::new());
     let next = Mutex::new(0usize);
-    let workers = std::env::var("ESCAPE_JOBS").ok().and_then(|j| j.parse().ok()).unwrap_or(2usize);
+    let workers = std::env::var("ESCAPE_JOBS")
+        .ok()
+        .and_then(|j| j.parse().ok())
+        .unwrap_or(2usize);
     thread::scope(|s| {
         for _ in 0..workers.max(1) {
             s.spawn(|| {
@@ -77,9 +97,17 @@ pub fn run_all() {
                     let Some(case) = cases.get(i) else { break };
                     let verdict = run_one(case, runner);
                     if let Err(why) = &verdict {
-                        eprintln!("FAIL {} under {}: {}", case.name, runner.name(), why.join(" | "));
+                        eprintln!(
+                            "FAIL {} under {}: {}",
+                            case.name,
+                            runner.name(),
+                            why.join(" | ")
+                        );
                     }
-                    results.lock().unwrap_or_else(|e| e.into_inner()).push((i, runner, verdict));
+                    results
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((i, runner, verdict));
                 }
             });
         }
@@ -105,8 +133,17 @@ fn report(cases: &[Case], runners: &[Runner], bwrap: bool, results: &[(usize, Ru
         ("bwrap", Runner::Bwrap),
     ];
     let width = cases.iter().map(|c| c.name.len()).max().unwrap_or(4).max(4);
-    let mut table = format!("{:width$} | {:14} | {:20} | {:5}\n", "case", columns[0].0, columns[1].0, columns[2].0);
-    table.push_str(&format!("{}-+-{}-+-{}-+-{}\n", "-".repeat(width), "-".repeat(14), "-".repeat(20), "-".repeat(5)));
+    let mut table = format!(
+        "{:width$} | {:14} | {:20} | {:5}\n",
+        "case", columns[0].0, columns[1].0, columns[2].0
+    );
+    table.push_str(&format!(
+        "{}-+-{}-+-{}-+-{}\n",
+        "-".repeat(width),
+        "-".repeat(14),
+        "-".repeat(20),
+        "-".repeat(5)
+    ));
     for (i, c) in cases.iter().enumerate() {
         table.push_str(&format!(
             "{:width$} | {:14} | {:20} | {:5}\n",
@@ -118,8 +155,16 @@ fn report(cases: &[Case], runners: &[Runner], bwrap: bool, results: &[(usize, Ru
     }
     let n = cases.len();
     let passed = |r: Runner| (0..n).filter(|&i| cell(i, r) == "pass").count();
-    let warden_runners: Vec<Runner> = runners.iter().copied().filter(|r| *r != Runner::Bwrap).collect();
-    let warden_all = (0..n).filter(|&i| !warden_runners.is_empty() && warden_runners.iter().all(|r| cell(i, *r) == "pass")).count();
+    let warden_runners: Vec<Runner> = runners
+        .iter()
+        .copied()
+        .filter(|r| *r != Runner::Bwrap)
+        .collect();
+    let warden_all = (0..n)
+        .filter(|&i| {
+            !warden_runners.is_empty() && warden_runners.iter().all(|r| cell(i, *r) == "pass")
+        })
+        .count();
     let mut per_user = Vec::new();
     for r in &warden_runners {
         per_user.push(format!("{} {}/{n}", r.name(), passed(*r)));
@@ -147,15 +192,19 @@ fn report(cases: &[Case], runners: &[Runner], bwrap: bool, results: &[(usize, Ru
     // Straight to the descriptor: the test harness captures `print!`, and the table is the
     // point of the run whether it passes or fails.
     let _ = std::io::stderr().write_all(format!("\n{table}").as_bytes());
-    if !failures.is_empty() {
-        failures.sort();
-        panic!("{} warden escape case runs failed:\n{}", failures.len(), failures.join("\n"));
-    }
+    failures.sort();
+    assert!(
+        failures.is_empty(),
+        "{} warden escape case runs failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Plants, runs and judges one case under one runner.
 fn run_one(case: &Case, runner: Runner) -> Verdict {
-    let fx = Fixture::new(case.name, runner.name(), case.timeout).map_err(|e| vec![format!("fixture: {e}")])?;
+    let fx = Fixture::new(case.name, runner.name(), case.timeout)
+        .map_err(|e| vec![format!("fixture: {e}")])?;
     let verdict = judge(case, runner, &fx);
     if verdict.is_ok() || std::env::var_os("ESCAPE_KEEP").is_none() {
         fx.remove();
@@ -190,11 +239,19 @@ fn judge(case: &Case, runner: Runner, fx: &Fixture) -> Verdict {
         }
     };
     if std::env::var_os("ESCAPE_VERBOSE").is_some() {
-        eprintln!("{} under {}: {}", case.name, runner.name(), outcome.excerpt());
+        eprintln!(
+            "{} under {}: {}",
+            case.name,
+            runner.name(),
+            outcome.excerpt()
+        );
     }
     why.extend(Snapshot::diff(&before, &Snapshot::take(fx)));
     if contains(outcome.output().as_bytes(), fx.token().as_bytes()) {
-        why.push(format!("a planted secret reached the output: {}", outcome.excerpt()));
+        why.push(format!(
+            "a planted secret reached the output: {}",
+            outcome.excerpt()
+        ));
     }
     why.extend(loot_in_workspace(fx));
     let check = std::mem::replace(&mut attack.check, Box::new(|_, _| Ok(())));
@@ -215,8 +272,15 @@ fn wrong_denials(fx: &Fixture, expect: &[(&'static str, String)], out: &Outcome)
         .iter()
         .filter(|d| {
             !sources.contains(&d.source.as_str())
-                || !expect.iter().any(|(op, t)| d.op == *op && d.target.contains(t.as_str()))
+                || !expect
+                    .iter()
+                    .any(|(op, t)| d.op == *op && d.target.contains(t.as_str()))
         })
-        .map(|d| format!("unexpected denial {{op: {}, target: {}, source: {}}}; expected one of {expect:?}", d.op, d.target, d.source))
+        .map(|d| {
+            format!(
+                "unexpected denial {{op: {}, target: {}, source: {}}}; expected one of {expect:?}",
+                d.op, d.target, d.source
+            )
+        })
         .collect()
 }

@@ -12,9 +12,17 @@ use super::{Attack, Case, case, py, reached};
 fn root_owned(dir: &Path, out: &mut Vec<String>) {
     let Ok(rd) = fs::read_dir(dir) else { return };
     for e in rd.flatten() {
-        let Ok(md) = e.path().symlink_metadata() else { continue };
+        let Ok(md) = e.path().symlink_metadata() else {
+            continue;
+        };
         if md.uid() == 0 || (md.mode() & 0o2000 != 0 && md.gid() == 0) {
-            out.push(format!("{} (uid {}, gid {}, mode {:o})", e.path().display(), md.uid(), md.gid(), md.mode()));
+            out.push(format!(
+                "{} (uid {}, gid {}, mode {:o})",
+                e.path().display(),
+                md.uid(),
+                md.gid(),
+                md.mode()
+            ));
         }
         if md.is_dir() {
             root_owned(&e.path(), out);
@@ -31,16 +39,35 @@ macro_rules! mutation {
         case($name, |_| Ok(Attack::hidden($script).deny($op, $target)))
     };
     ($name:literal, $script:expr, $op:literal, $target:literal, $op2:literal, $target2:literal) => {
-        case($name, |_| Ok(Attack::new(&$script).deny($op, $target).deny($op2, $target2)))
+        case($name, |_| {
+            Ok(Attack::new(&$script)
+                .deny($op, $target)
+                .deny($op2, $target2))
+        })
     };
 }
 
 pub fn cases() -> Vec<Case> {
     vec![
         // outside/: not in the grants at all.
-        mutation!("outside-write", "echo pwned > {out}/victim.txt", "fs.write", "{out}/victim.txt"),
-        mutation!("outside-append", "echo pwned >> {out}/victim.txt", "fs.write", "{out}/victim.txt"),
-        mutation!("outside-rename", "mv {out}/victim.txt {out}/renamed.txt", "fs.write", "{out}/"),
+        mutation!(
+            "outside-write",
+            "echo pwned > {out}/victim.txt",
+            "fs.write",
+            "{out}/victim.txt"
+        ),
+        mutation!(
+            "outside-append",
+            "echo pwned >> {out}/victim.txt",
+            "fs.write",
+            "{out}/victim.txt"
+        ),
+        mutation!(
+            "outside-rename",
+            "mv {out}/victim.txt {out}/renamed.txt",
+            "fs.write",
+            "{out}/"
+        ),
         mutation!(
             "outside-move-into-workspace",
             "mv {out}/victim.txt {ws}/stolen.txt",
@@ -49,10 +76,30 @@ pub fn cases() -> Vec<Case> {
             "fs.read",
             "{out}/victim.txt"
         ),
-        mutation!("outside-chmod", "chmod 0777 {out}/victim.txt", "fs.write", "{out}/victim.txt"),
-        mutation!("outside-chown", "chown 65534:65534 {out}/victim.txt", "fs.write", "{out}/victim.txt"),
-        mutation!("outside-utime", "touch -d '2001-01-01 00:00' {out}/victim.txt", "fs.write", "{out}/victim.txt"),
-        mutation!("outside-truncate", "truncate -s 0 {out}/victim.txt", "fs.write", "{out}/victim.txt"),
+        mutation!(
+            "outside-chmod",
+            "chmod 0777 {out}/victim.txt",
+            "fs.write",
+            "{out}/victim.txt"
+        ),
+        mutation!(
+            "outside-chown",
+            "chown 65534:65534 {out}/victim.txt",
+            "fs.write",
+            "{out}/victim.txt"
+        ),
+        mutation!(
+            "outside-utime",
+            "touch -d '2001-01-01 00:00' {out}/victim.txt",
+            "fs.write",
+            "{out}/victim.txt"
+        ),
+        mutation!(
+            "outside-truncate",
+            "truncate -s 0 {out}/victim.txt",
+            "fs.write",
+            "{out}/victim.txt"
+        ),
         mutation!(
             "outside-xattr",
             py(r#"import os; os.setxattr("{out}/victim.txt", "user.pwned", b"1")"#),
@@ -61,8 +108,18 @@ pub fn cases() -> Vec<Case> {
             "fs.read",
             "{out}/victim.txt"
         ),
-        mutation!("outside-unlink", "rm -f {out}/victim.txt", "fs.write", "{out}/victim.txt"),
-        mutation!("outside-remove-tree", "rm -rf {out}/dir", "fs.write", "{out}/dir"),
+        mutation!(
+            "outside-unlink",
+            "rm -f {out}/victim.txt",
+            "fs.write",
+            "{out}/victim.txt"
+        ),
+        mutation!(
+            "outside-remove-tree",
+            "rm -rf {out}/dir",
+            "fs.write",
+            "{out}/dir"
+        ),
         mutation!(
             "outside-create",
             "echo pwned > {out}/new.txt; mkdir {out}/newdir; ln -s /etc/passwd {out}/link",
@@ -70,13 +127,48 @@ pub fn cases() -> Vec<Case> {
             "{out}/"
         ),
         // readable/: granted read-only.
-        mutation!("readable-write", "echo pwned > {rd}/public.txt", "fs.write", "{rd}/public.txt"),
-        mutation!("readable-append", "echo pwned >> {rd}/public.txt", "fs.write", "{rd}/public.txt"),
-        mutation!("readable-rename", "mv {rd}/public.txt {rd}/renamed.txt", "fs.write", "{rd}/"),
-        mutation!("readable-chmod", "chmod 0777 {rd}/public.txt", "fs.write", "{rd}/public.txt"),
-        mutation!("readable-chown", "chown 65534:65534 {rd}/public.txt", "fs.write", "{rd}/public.txt"),
-        mutation!("readable-utime", "touch -d '2001-01-01 00:00' {rd}/public.txt", "fs.write", "{rd}/public.txt"),
-        mutation!("readable-truncate", "truncate -s 0 {rd}/public.txt", "fs.write", "{rd}/public.txt"),
+        mutation!(
+            "readable-write",
+            "echo pwned > {rd}/public.txt",
+            "fs.write",
+            "{rd}/public.txt"
+        ),
+        mutation!(
+            "readable-append",
+            "echo pwned >> {rd}/public.txt",
+            "fs.write",
+            "{rd}/public.txt"
+        ),
+        mutation!(
+            "readable-rename",
+            "mv {rd}/public.txt {rd}/renamed.txt",
+            "fs.write",
+            "{rd}/"
+        ),
+        mutation!(
+            "readable-chmod",
+            "chmod 0777 {rd}/public.txt",
+            "fs.write",
+            "{rd}/public.txt"
+        ),
+        mutation!(
+            "readable-chown",
+            "chown 65534:65534 {rd}/public.txt",
+            "fs.write",
+            "{rd}/public.txt"
+        ),
+        mutation!(
+            "readable-utime",
+            "touch -d '2001-01-01 00:00' {rd}/public.txt",
+            "fs.write",
+            "{rd}/public.txt"
+        ),
+        mutation!(
+            "readable-truncate",
+            "truncate -s 0 {rd}/public.txt",
+            "fs.write",
+            "{rd}/public.txt"
+        ),
         mutation!(
             "readable-xattr",
             py(r#"import os; os.setxattr("{rd}/public.txt", "user.pwned", b"1")"#),
@@ -85,8 +177,18 @@ pub fn cases() -> Vec<Case> {
             "fs.read",
             "{rd}/public.txt"
         ),
-        mutation!("readable-unlink", "rm -f {rd}/public.txt", "fs.write", "{rd}/public.txt"),
-        mutation!("readable-create", "echo pwned > {rd}/new.txt; mkdir {rd}/newdir", "fs.write", "{rd}/new"),
+        mutation!(
+            "readable-unlink",
+            "rm -f {rd}/public.txt",
+            "fs.write",
+            "{rd}/public.txt"
+        ),
+        mutation!(
+            "readable-create",
+            "echo pwned > {rd}/new.txt; mkdir {rd}/newdir",
+            "fs.write",
+            "{rd}/new"
+        ),
         // Guarded paths inside the writable workspace.
         mutation!(
             hidden "guarded-hook-overwrite",

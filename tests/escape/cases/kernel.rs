@@ -20,8 +20,16 @@ def sc(name, nr, *args):
 /// Every `RESULT` line must say `blocked`; `END` must be reached.
 fn all_blocked(out: &Outcome) -> Result<(), String> {
     reached(out, "END")?;
-    let ok: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("RESULT ") && l.contains(" ok ")).collect();
-    if ok.is_empty() { Ok(()) } else { Err(format!("system calls succeeded: {ok:?}")) }
+    let ok: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("RESULT ") && l.contains(" ok "))
+        .collect();
+    if ok.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("system calls succeeded: {ok:?}"))
+    }
 }
 
 fn syscall_case(body: &str) -> String {
@@ -114,10 +122,17 @@ print("ERRNO", ctypes.get_errno())"#,
             .deny("syscall", "clone3")
             .check(|_, out| {
                 reached(out, "END")?;
-                if out.stdout.lines().any(|l| l.trim() == "RESULT clone3 blocked 38") {
+                if out
+                    .stdout
+                    .lines()
+                    .any(|l| l.trim() == "RESULT clone3 blocked 38")
+                {
                     Ok(())
                 } else {
-                    Err(format!("clone3 must fail with ENOSYS (38) so libc falls back to clone: {}", out.excerpt()))
+                    Err(format!(
+                        "clone3 must fail with ENOSYS (38) so libc falls back to clone: {}",
+                        out.excerpt()
+                    ))
                 }
             }))
         }),

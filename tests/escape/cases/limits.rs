@@ -19,16 +19,26 @@ fn nothing_late(fx: &crate::fixture::Fixture) -> Result<(), String> {
             }
         }
     }
-    if late.is_empty() { Ok(()) } else { Err(format!("a process outlived the command and wrote {late:?}")) }
+    if late.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("a process outlived the command and wrote {late:?}"))
+    }
 }
 
 fn timed_out_near(out: &Outcome, secs: u64) -> Result<(), String> {
     if !out.timed_out {
         return Err(format!("not reported as timed out: {}", out.excerpt()));
     }
-    let (lo, hi) = (Duration::from_millis(secs * 1000 - 200), Duration::from_secs(secs + 5));
+    let (lo, hi) = (
+        Duration::from_millis(secs * 1000 - 200),
+        Duration::from_secs(secs + 5),
+    );
     if out.duration < lo || out.duration > hi {
-        return Err(format!("ran {} ms for a {secs} s timeout", out.duration.as_millis()));
+        return Err(format!(
+            "ran {} ms for a {secs} s timeout",
+            out.duration.as_millis()
+        ));
     }
     Ok(())
 }
@@ -39,10 +49,16 @@ fn timed_out_near(out: &Outcome, secs: u64) -> Result<(), String> {
 fn flood_capped(out: &Outcome) -> Result<(), String> {
     let cap = crate::runner::OUTPUT_CAP;
     if !out.stdout_truncated {
-        return Err(format!("a flood of {} bytes was not reported truncated", out.stdout_bytes));
+        return Err(format!(
+            "a flood of {} bytes was not reported truncated",
+            out.stdout_bytes
+        ));
     }
     if out.stdout_bytes <= cap as u64 {
-        return Err(format!("stdout.bytes is {}, not the size the flood wrote", out.stdout_bytes));
+        return Err(format!(
+            "stdout.bytes is {}, not the size the flood wrote",
+            out.stdout_bytes
+        ));
     }
     let kept = out.stdout.len() + out.stderr.len();
     if kept > cap + 64 * 1024 {
@@ -127,50 +143,100 @@ os.execv("/bin/sleep", ["sleep", "30", "{root}"])"#,
             name: "output-flood",
             timeout: Some(2),
             plant: |_| {
-                Ok(Attack::new("yes 'flood flood flood flood flood flood flood'")
-                    .deny("limit.output", "")
-                    .check(|_, out| flood_capped(out)))
+                Ok(
+                    Attack::new("yes 'flood flood flood flood flood flood flood'")
+                        .deny("limit.output", "")
+                        .check(|_, out| flood_capped(out)),
+                )
             },
         },
         Case {
             name: "output-flood-both-streams",
             timeout: Some(2),
             plant: |_| {
-                Ok(Attack::new("yes 'flood flood flood flood flood flood flood' & yes >&2; wait")
-                    .deny("limit.output", "")
-                    .check(|_, out| flood_capped(out)))
+                Ok(
+                    Attack::new("yes 'flood flood flood flood flood flood flood' & yes >&2; wait")
+                        .deny("limit.output", "")
+                        .check(|_, out| flood_capped(out)),
+                )
             },
         },
         Case {
             name: "infinite-loop",
             timeout: Some(2),
-            plant: |_| Ok(Attack::new("while :; do :; done").deny("limit.timeout", "").check(|_, out| timed_out_near(out, 2))),
+            plant: |_| {
+                Ok(Attack::new("while :; do :; done")
+                    .deny("limit.timeout", "")
+                    .check(|_, out| timed_out_near(out, 2)))
+            },
         },
         Case {
             name: "ignore-sigterm",
             timeout: Some(2),
             plant: |_| {
-                Ok(Attack::new("trap '' TERM INT HUP; sleep 100 & while :; do sleep 1; done")
-                    .deny("limit.timeout", "")
-                    .check(|_, out| timed_out_near(out, 2)))
+                Ok(
+                    Attack::new("trap '' TERM INT HUP; sleep 100 & while :; do sleep 1; done")
+                        .deny("limit.timeout", "")
+                        .check(|_, out| timed_out_near(out, 2)),
+                )
             },
         },
         Case {
             name: "filesize-limit",
             timeout: None,
             plant: |_| {
-                Ok(Attack::new("head -c 100000000 /dev/zero > {ws}/big.bin; echo END")
-                    .deny("limit.filesize", "")
-                    .deny("fs.write", "{ws}/big.bin")
-                    .check(|fx, out| {
-                        super::reached(out, "END")?;
-                        let len = fs::metadata(fx.ws.join("big.bin")).map(|m| m.len()).unwrap_or(0);
-                        if len > 64 << 20 {
-                            Err(format!("wrote a {len}-byte file past the 64 MiB filesize limit"))
-                        } else {
-                            Ok(())
-                        }
-                    }))
+                Ok(
+                    Attack::new("head -c 100000000 /dev/zero > {ws}/big.bin; echo END")
+                        .deny("limit.filesize", "")
+                        .deny("fs.write", "{ws}/big.bin")
+                        .check(|fx, out| {
+                            super::reached(out, "END")?;
+                            let len = fs::metadata(fx.ws.join("big.bin"))
+                                .map(|m| m.len())
+                                .unwrap_or(0);
+                            if len > 64 << 20 {
+                                Err(format!(
+                                    "wrote a {len}-byte file past the 64 MiB filesize limit"
+                                ))
+                            } else {
+                                Ok(())
+                            }
+                        }),
+                )
+            },
+        },
+        Case {
+            name: "open-files-limit",
+            timeout: None,
+            plant: |_| {
+                Ok(Attack::new(&super::py(
+                    r#"import os
+fds = []
+try:
+    for i in range(2000):
+        fds.append(os.open("/dev/null", os.O_RDONLY))
+except OSError as e:
+    print("stopped", e.errno)
+print("OPENED", len(fds))
+print("END")"#,
+                ))
+                .deny("limit.files", "")
+                .check(|_, out| {
+                    super::reached(out, "END")?;
+                    let opened = out
+                        .stdout
+                        .lines()
+                        .find_map(|l| l.strip_prefix("OPENED "))
+                        .and_then(|n| n.trim().parse::<u32>().ok())
+                        .unwrap_or(u32::MAX);
+                    if opened > 256 {
+                        Err(format!(
+                            "opened {opened} descriptors, the policy allows 256"
+                        ))
+                    } else {
+                        Ok(())
+                    }
+                }))
             },
         },
     ]

@@ -68,7 +68,10 @@ impl Attack {
     }
 
     /// Sets the case's own check.
-    pub fn check(mut self, check: impl FnOnce(&Fixture, &Outcome) -> Result<(), String> + 'static) -> Attack {
+    pub fn check(
+        mut self,
+        check: impl FnOnce(&Fixture, &Outcome) -> Result<(), String> + 'static,
+    ) -> Attack {
         self.check = Box::new(check);
         self
     }
@@ -92,7 +95,11 @@ pub struct Case {
 
 /// A case with the default timeout.
 pub const fn case(name: &'static str, plant: fn(&Fixture) -> Result<Attack, String>) -> Case {
-    Case { name, timeout: None, plant }
+    Case {
+        name,
+        timeout: None,
+        plant,
+    }
 }
 
 /// Every case.
@@ -112,7 +119,10 @@ pub fn reached(out: &Outcome, marker: &str) -> Result<(), String> {
     if out.stdout.lines().any(|l| l.trim() == marker) {
         Ok(())
     } else {
-        Err(format!("the attack never reached `{marker}` (inconclusive): {}", out.excerpt()))
+        Err(format!(
+            "the attack never reached `{marker}` (inconclusive): {}",
+            out.excerpt()
+        ))
     }
 }
 

@@ -41,7 +41,10 @@ for i in range(3):
     except OSError as e:
         print("refused", e.errno)"#
                 .replace("PORT", &port);
-            let script = format!("{}; bash -c 'echo pwned > /dev/udp/127.0.0.1/{port}'", py(&code));
+            let script = format!(
+                "{}; bash -c 'echo pwned > /dev/udp/127.0.0.1/{port}'",
+                py(&code)
+            );
             Ok(Attack::new(&script)
                 .deny("net.connect", &format!(":{port}"))
                 .deny("net.send", &format!(":{port}"))
@@ -91,12 +94,16 @@ try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("{out}/agent.sock"); s.sendall(b"pwned"); print("connected")
 except OSError as e:
     print("refused", e.errno)"#;
-            Ok(Attack::new(&format!("{}; ln -s {{out}}/agent.sock {{ws}}/a.sock; {}", py(code), py(&code.replace("{out}/agent.sock", "{ws}/a.sock"))))
-                .deny("net.connect", "{out}/agent.sock")
-                .deny("net.connect", "{ws}/a.sock")
-                .deny("fs.write", "{out}/agent.sock")
-                .deny("fs.read", "{out}/agent.sock")
-                .check(move |_, _| probe.assert_silent()))
+            Ok(Attack::new(&format!(
+                "{}; ln -s {{out}}/agent.sock {{ws}}/a.sock; {}",
+                py(code),
+                py(&code.replace("{out}/agent.sock", "{ws}/a.sock"))
+            ))
+            .deny("net.connect", "{out}/agent.sock")
+            .deny("net.connect", "{ws}/a.sock")
+            .deny("fs.write", "{out}/agent.sock")
+            .deny("fs.read", "{out}/agent.sock")
+            .check(move |_, _| probe.assert_silent()))
         }),
     ]
 }

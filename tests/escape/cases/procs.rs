@@ -5,7 +5,10 @@ use super::{Attack, Case, case, py, reached};
 use crate::procs::Victim;
 
 fn victim(fx: &crate::fixture::Fixture) -> Result<Victim, String> {
-    Victim::start(&format!("victim-{}", fx.secret("cmdline")), &fx.secret("environ"))
+    Victim::start(
+        &format!("victim-{}", fx.secret("cmdline")),
+        &fx.secret("environ"),
+    )
 }
 
 pub fn cases() -> Vec<Case> {
@@ -13,18 +16,22 @@ pub fn cases() -> Vec<Case> {
         case("signal-kill-9", |fx| {
             let mut v = victim(fx)?;
             let pid = v.pid().to_string();
-            Ok(Attack::new(&"kill -9 PID; kill -KILL PID; echo END".replace("PID", &pid))
-                .deny("proc.signal", &pid)
-                .settle(100)
-                .check(move |_, out| reached(out, "END").and(v.assert_untouched())))
+            Ok(
+                Attack::new(&"kill -9 PID; kill -KILL PID; echo END".replace("PID", &pid))
+                    .deny("proc.signal", &pid)
+                    .settle(100)
+                    .check(move |_, out| reached(out, "END").and(v.assert_untouched())),
+            )
         }),
         case("signal-stop", |fx| {
             let mut v = victim(fx)?;
             let pid = v.pid().to_string();
-            Ok(Attack::new(&"kill -STOP PID; kill -TERM PID; kill -HUP PID; echo END".replace("PID", &pid))
-                .deny("proc.signal", &pid)
-                .settle(100)
-                .check(move |_, out| reached(out, "END").and(v.assert_untouched())))
+            Ok(Attack::new(
+                &"kill -STOP PID; kill -TERM PID; kill -HUP PID; echo END".replace("PID", &pid),
+            )
+            .deny("proc.signal", &pid)
+            .settle(100)
+            .check(move |_, out| reached(out, "END").and(v.assert_untouched())))
         }),
         case("ptrace-attach", |fx| {
             let mut v = victim(fx)?;
@@ -66,8 +73,15 @@ print("END")"#
                 .deny("syscall", "process_vm_readv")
                 .check(move |_, out| {
                     reached(out, "END")?;
-                    if out.stdout.lines().any(|l| l.starts_with("readv ") && !l.starts_with("readv -1")) {
-                        return Err(format!("process_vm_readv on the host victim succeeded: {}", out.excerpt()));
+                    if out
+                        .stdout
+                        .lines()
+                        .any(|l| l.starts_with("readv ") && !l.starts_with("readv -1"))
+                    {
+                        return Err(format!(
+                            "process_vm_readv on the host victim succeeded: {}",
+                            out.excerpt()
+                        ));
                     }
                     v.assert_untouched()
                 }))
@@ -95,11 +109,18 @@ print("END")"#
                 .check(|_, out| reached(out, "END")))
         }),
         case("descriptor-leak", |fx| {
-            let read = fx.plant("outside/leak-read.txt", &format!("{}\n", fx.secret("fd")), 0o644)
+            let read = fx
+                .plant(
+                    "outside/leak-read.txt",
+                    &format!("{}\n", fx.secret("fd")),
+                    0o644,
+                )
                 .map_err(|e| e.to_string())?;
-            let write = fx.plant("outside/leak-append.txt", "append target\n", 0o644).map_err(|e| e.to_string())?;
+            let write = fx
+                .plant("outside/leak-append.txt", "append target\n", 0o644)
+                .map_err(|e| e.to_string())?;
             let mut attack = Attack::new(
-                "ls -l /proc/self/fd; for fd in 3 4 5 6 7 8 9 10; do cat /proc/self/fd/$fd 2>/dev/null; done; \
+                "echo FDS $(ls /proc/self/fd); ls -l /proc/self/fd; for fd in 3 4 5 6 7 8 9 10; do cat /proc/self/fd/$fd 2>/dev/null; done; \
                  cat <&7; echo pwned >&9; ls -la /proc/self/fd/8/ 2>&1; echo pwned > /proc/self/fd/8/victim.txt; \
                  cat /proc/self/fd/8/victim.txt; echo END",
             )
@@ -110,10 +131,54 @@ print("END")"#
                 if out.stdout.contains("victim content") {
                     return Err("a leaked directory descriptor showed outside/".into());
                 }
-                Ok(())
+                // `ls` sees the shell's descriptors plus the one it reads the folder with.
+                let fds: Vec<&str> = out
+                    .stdout
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("FDS "))
+                    .flat_map(|l| l.split_whitespace())
+                    .filter(|fd| !["0", "1", "2", "3"].contains(fd))
+                    .collect();
+                if fds.is_empty() { Ok(()) } else { Err(format!("descriptors beyond 0-2 reached the command: {fds:?}")) }
             });
-            attack.leak_fds = Some((read.to_string_lossy().into_owned(), write.to_string_lossy().into_owned()));
+            attack.leak_fds = Some((
+                read.to_string_lossy().into_owned(),
+                write.to_string_lossy().into_owned(),
+            ));
             Ok(attack)
+        }),
+        case("ptrace-own-child", |_| {
+            let code = r#"import ctypes, os, time, signal
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+pid = os.fork()
+if pid == 0:
+    time.sleep(3); os._exit(0)
+r = libc.ptrace(16, pid, None, None)
+print("RESULT attach", "ok" if r == 0 else "blocked", ctypes.get_errno())
+os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0)
+child = os.fork()
+if child == 0:
+    os._exit(0 if libc.ptrace(0, 0, None, None) == 0 else 1)
+_, status = os.waitpid(child, 0)
+print("RESULT traceme", "ok" if os.WEXITSTATUS(status) == 0 else "blocked", os.WEXITSTATUS(status))
+print("END")"#;
+            Ok(Attack::new(&py(code))
+                .deny("syscall", "ptrace")
+                .deny("proc.ptrace", "")
+                .check(|_, out| {
+                    reached(out, "END")?;
+                    let ok: Vec<&str> = out
+                        .stdout
+                        .lines()
+                        .filter(|l| l.starts_with("RESULT ") && l.contains(" ok "))
+                        .collect();
+                    if ok.is_empty() {
+                        Ok(())
+                    } else {
+                        Err(format!("ptrace works inside the sandbox: {ok:?}"))
+                    }
+                }))
         }),
     ]
 }

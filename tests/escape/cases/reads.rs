@@ -8,14 +8,19 @@ use crate::runner::Outcome;
 
 fn no_shadow(out: &Outcome) -> Result<(), String> {
     match out.output().lines().find(|l| l.starts_with("root:")) {
-        Some(line) => Err(format!("/etc/shadow was read: {:?}", line.chars().take(12).collect::<String>())),
+        Some(line) => Err(format!(
+            "/etc/shadow was read: {:?}",
+            line.chars().take(12).collect::<String>()
+        )),
         None => Ok(()),
     }
 }
 
 fn no_text(out: &Outcome, text: &str) -> Result<(), String> {
     if out.output().contains(text) {
-        Err(format!("the output shows {text:?}: a file outside the grants was read"))
+        Err(format!(
+            "the output shows {text:?}: a file outside the grants was read"
+        ))
     } else {
         Ok(())
     }
@@ -28,8 +33,10 @@ pub fn cases() -> Vec<Case> {
                 .deny("fs.read", "{rd}/secret.txt"))
         }),
         case("read-dotenv", |_| {
-            Ok(Attack::hidden("cat $W/.env; cp $W/.env $W/loot.txt; grep -r API_KEY $W; cd $W && cat .env")
-                .deny("fs.read", "{ws}/.env"))
+            Ok(Attack::hidden(
+                "cat $W/.env; cp $W/.env $W/loot.txt; grep -r API_KEY $W; cd $W && cat .env",
+            )
+            .deny("fs.read", "{ws}/.env"))
         }),
         case("read-etc-shadow", |_| {
             Ok(Attack::hidden("E=$(printf %s /etc); cat $E/shadow; cp $E/shadow $W/shadow.txt; cat $W/shadow.txt; cd $E && cat shadow")
@@ -37,9 +44,13 @@ pub fn cases() -> Vec<Case> {
                 .check(|_, out| no_shadow(out)))
         }),
         case("read-outside-file", |_| {
-            Ok(Attack::new("cat {out}/victim.txt {out}/dir/inner.txt; ls -la {out}")
-                .deny("fs.read", "{out}")
-                .check(|_, out| no_text(out, "victim content").and(no_text(out, "inner content"))))
+            Ok(
+                Attack::new("cat {out}/victim.txt {out}/dir/inner.txt; ls -la {out}")
+                    .deny("fs.read", "{out}")
+                    .check(|_, out| {
+                        no_text(out, "victim content").and(no_text(out, "inner content"))
+                    }),
+            )
         }),
         case("symlink-read-secret", |_| {
             Ok(Attack::hidden("ln -s $R/secret.txt $W/s; cat $W/s; ln -s $W/.env $W/e; cat $W/e; ln -s $R $W/r; cat $W/r/secret.txt")
@@ -50,9 +61,11 @@ pub fn cases() -> Vec<Case> {
                 .deny("fs.read", "{ws}/e"))
         }),
         case("symlink-write-outside", |_| {
-            Ok(Attack::new("ln -s {out}/victim.txt {ws}/l; echo pwned > {ws}/l; echo pwned >> {ws}/l")
-                .deny("fs.write", "{out}/victim.txt")
-                .deny("fs.write", "{ws}/l"))
+            Ok(Attack::new(
+                "ln -s {out}/victim.txt {ws}/l; echo pwned > {ws}/l; echo pwned >> {ws}/l",
+            )
+            .deny("fs.write", "{out}/victim.txt")
+            .deny("fs.write", "{ws}/l"))
         }),
         case("symlink-dir-outside", |_| {
             Ok(Attack::new("ln -s {out} {ws}/o; echo pwned > {ws}/o/victim.txt; cat {ws}/o/dir/inner.txt; rm -rf {ws}/o/dir")
@@ -63,13 +76,15 @@ pub fn cases() -> Vec<Case> {
                 .check(|_, out| no_text(out, "inner content")))
         }),
         case("hardlink-read-secret", |_| {
-            Ok(Attack::hidden("ln $R/secret.txt $W/h; cat $W/h; ln $W/.env $W/e; cat $W/e")
-                .deny("fs.read", "{rd}/secret.txt")
-                .deny("fs.write", "{ws}/h")
-                .deny("fs.read", "{ws}/h")
-                .deny("fs.read", "{ws}/.env")
-                .deny("fs.write", "{ws}/e")
-                .deny("fs.read", "{ws}/e"))
+            Ok(
+                Attack::hidden("ln $R/secret.txt $W/h; cat $W/h; ln $W/.env $W/e; cat $W/e")
+                    .deny("fs.read", "{rd}/secret.txt")
+                    .deny("fs.write", "{ws}/h")
+                    .deny("fs.read", "{ws}/h")
+                    .deny("fs.read", "{ws}/.env")
+                    .deny("fs.write", "{ws}/e")
+                    .deny("fs.read", "{ws}/e"),
+            )
         }),
         case("hardlink-write-outside", |_| {
             Ok(Attack::new("ln {out}/victim.txt {ws}/h; echo pwned >> {ws}/h; ln {rd}/public.txt {ws}/p; echo pwned >> {ws}/p")
@@ -159,12 +174,15 @@ for path in sys.argv[1:]:
     except OSError as e:
         print("reopen refused", e.errno)
 print("END")"#;
-            Ok(Attack::hidden(&format!("E=$(printf %s /etc); {} \"$R/secret.txt\" \"$W/.env\" \"$E/shadow\"", py(code)))
-                .deny("fs.read", "{rd}/secret.txt")
-                .deny("fs.read", "{ws}/.env")
-                .deny("fs.read", "/etc/shadow")
-                .deny("fs.read", "/proc/self/fd/")
-                .check(|_, out| super::reached(out, "END").and(no_shadow(out))))
+            Ok(Attack::hidden(&format!(
+                "E=$(printf %s /etc); {} \"$R/secret.txt\" \"$W/.env\" \"$E/shadow\"",
+                py(code)
+            ))
+            .deny("fs.read", "{rd}/secret.txt")
+            .deny("fs.read", "{ws}/.env")
+            .deny("fs.read", "/etc/shadow")
+            .deny("fs.read", "/proc/self/fd/")
+            .check(|_, out| super::reached(out, "END").and(no_shadow(out))))
         }),
     ]
 }
