@@ -1,7 +1,7 @@
 //! Reaching host listeners the test starts on 127.0.0.1 and on unix sockets. The policy grants
 //! no network; every listener must see nothing.
 
-use super::{Attack, Case, case, py};
+use super::{Attack, Case, case, py, reached};
 use crate::procs::{Knocker, TcpProbe, UdpProbe, UnixProbe, free_port};
 
 pub fn cases() -> Vec<Case> {
@@ -24,12 +24,13 @@ for host in ("127.0.0.1", "localhost", "::ffff:127.0.0.1"):
     try:
         s = socket.create_connection((host, PORT), timeout=2); s.sendall(b"pwned"); print("connected", host)
     except OSError as e:
-        print("refused", host, e.errno)"#
+        print("refused", host, e.errno)
+print("END")"#
                 .replace("PORT", &port);
             Ok(Attack::new(&py(&code))
                 .deny("net.connect", &format!(":{port}"))
                 .deny("syscall", "socket")
-                .check(move |_, _| probe.assert_silent()))
+                .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
         }),
         case("udp-send", |_| {
             let probe = UdpProbe::start()?;
@@ -39,7 +40,8 @@ for i in range(3):
     try:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"pwned", ("127.0.0.1", PORT)); print("sent")
     except OSError as e:
-        print("refused", e.errno)"#
+        print("refused", e.errno)
+print("END")"#
                 .replace("PORT", &port);
             let script = format!(
                 "{}; bash -c 'echo pwned > /dev/udp/127.0.0.1/{port}'",
@@ -50,7 +52,7 @@ for i in range(3):
                 .deny("net.send", &format!(":{port}"))
                 .deny("syscall", "socket")
                 .settle(200)
-                .check(move |_, _| probe.assert_silent()))
+                .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
         }),
         case("tcp-bind-host-port", |_| {
             let port = free_port()?;
@@ -66,12 +68,13 @@ try:
         except OSError:
             pass
 except OSError as e:
-    print("refused", e.errno)"#
+    print("refused", e.errno)
+print("END")"#
                 .replace("PORT", &port.to_string());
             Ok(Attack::new(&py(&code))
                 .deny("net.bind", &format!(":{port}"))
                 .deny("syscall", "socket")
-                .check(move |_, _| knocker.assert_unanswered()))
+                .check(move |_, out| reached(out, "END").and(knocker.assert_unanswered())))
         }),
         case("unix-abstract-connect", |fx| {
             let name = format!("warden-escape-{}", fx.id);
@@ -80,11 +83,12 @@ except OSError as e:
 try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("\0NAME"); s.sendall(b"pwned"); print("connected")
 except OSError as e:
-    print("refused", e.errno)"#
+    print("refused", e.errno)
+print("END")"#
                 .replace("NAME", &name);
             Ok(Attack::new(&py(&code))
                 .deny("net.connect", &name)
-                .check(move |_, _| probe.assert_silent()))
+                .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
         }),
         case("unix-path-connect", |fx| {
             let path = fx.outside.join("agent.sock");
@@ -93,7 +97,8 @@ except OSError as e:
 try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("{out}/agent.sock"); s.sendall(b"pwned"); print("connected")
 except OSError as e:
-    print("refused", e.errno)"#;
+    print("refused", e.errno)
+print("END")"#;
             Ok(Attack::new(&format!(
                 "{}; ln -s {{out}}/agent.sock {{ws}}/a.sock; {}",
                 py(code),
@@ -103,7 +108,7 @@ except OSError as e:
             .deny("net.connect", "{ws}/a.sock")
             .deny("fs.write", "{out}/agent.sock")
             .deny("fs.read", "{out}/agent.sock")
-            .check(move |_, _| probe.assert_silent()))
+            .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
         }),
     ]
 }
