@@ -7,6 +7,7 @@
 
 mod policy;
 mod stats;
+mod wasi;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,8 @@ struct Cli {
 enum Bench {
     /// Policy decision, shell analysis and compile latency, beside cedar-policy.
     Policy(Options),
+    /// The WASI backend: cold compile, cached load, warm `toolbox ls` beside a bare `ls`.
+    Wasi(Options),
 }
 
 /// Flags every subcommand takes.
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (opts, report) = match &cli.bench {
         Bench::Policy(opts) => (opts, policy::run(opts).map_err(|e| e.to_string())),
+        Bench::Wasi(opts) => (opts, wasi::run(opts).map_err(|e| e.to_string())),
     };
     match report {
         Ok(report) => {
