@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod policy;
+mod spawn;
 mod stats;
 mod wasi;
 
@@ -27,6 +28,8 @@ enum Bench {
     Policy(Options),
     /// The WASI backend: cold compile, cached load, warm `toolbox ls` beside a bare `ls`.
     Wasi(Options),
+    /// The native sandbox's cost: whole `warden run` beside bwrap, and in-process setup.
+    Spawn(Options),
 }
 
 /// Flags every subcommand takes.
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
     let (opts, report) = match &cli.bench {
         Bench::Policy(opts) => (opts, policy::run(opts).map_err(|e| e.to_string())),
         Bench::Wasi(opts) => (opts, wasi::run(opts).map_err(|e| e.to_string())),
+        Bench::Spawn(opts) => (opts, spawn::run(opts).map_err(|e| e.to_string())),
     };
     match report {
         Ok(report) => {

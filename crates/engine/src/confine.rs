@@ -117,6 +117,10 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     if budget == 0 {
         notes.push(format!("more than {WALK_LIMIT} files in the writable grants: `**` denials were only partly applied"));
     }
+    // Every command gets a fresh private /tmp, granted or not: never the host's.
+    if !scratch.iter().any(|s| s == Path::new("/tmp")) {
+        scratch.push(PathBuf::from("/tmp"));
+    }
     spec.scratch = scratch;
     spec.network = match &grants.network {
         Network::None => false,

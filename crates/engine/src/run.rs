@@ -76,6 +76,21 @@ impl Outcome {
 }
 
 impl Engine {
+    fn view(&self, explanation: &Explanation, job: Job<'_>, env: &Environment, opts: &RunOptions) -> confine::View {
+        let argv: Vec<OsString> = match job {
+            Job::Shell(text) => vec!["/bin/sh".into(), "-c".into(), text.into()],
+            Job::Argv(args) => args.iter().map(OsString::from).collect(),
+        };
+        let mut view = confine::view(&explanation.decision.grants, self.context(), env, argv, opts.timeout);
+        view.spec.stdin = opts.stdin.clone();
+        view
+    }
+
+    /// The native sandbox spec `run` would use (for benchmarks and diagnostics).
+    pub fn sandbox_spec(&self, explanation: &Explanation, job: Job<'_>, env: &Environment, opts: &RunOptions) -> warden_sandbox::Spec {
+        self.view(explanation, job, env, opts).spec
+    }
+
     /// Runs `job` in the sandbox its decision's grants describe. The caller has already
     /// settled the verdict (allow, or ask approved); any other verdict is refused here too.
     ///
@@ -94,12 +109,7 @@ impl Engine {
                 hosts.join(", ")
             )));
         }
-        let argv: Vec<OsString> = match job {
-            Job::Shell(text) => vec!["/bin/sh".into(), "-c".into(), text.into()],
-            Job::Argv(args) => args.iter().map(OsString::from).collect(),
-        };
-        let mut view = confine::view(grants, self.context(), env, argv, opts.timeout);
-        view.spec.stdin = opts.stdin.clone();
+        let view = self.view(explanation, job, env, opts);
         let mut run = warden_sandbox::run(&view.spec)?;
         run.sandbox.notes.extend(view.notes);
         let ws = std::path::Path::new(&self.context().workspace);

@@ -124,7 +124,7 @@ fn p(c: &CStr) -> *const c_char {
 /// (they point into the parent's memory, which the child has a copy of).
 pub(crate) unsafe fn enter(c: &Child) -> ! {
     let null = std::ptr::null::<c_char>();
-    // SAFETY (whole block): raw system calls on C strings and buffers the parent prepared and
+    // SAFETY: (the whole block) raw system calls on C strings and buffers the parent prepared and
     // the child's copy of memory keeps alive; no allocation, no locks (see module docs).
     unsafe {
         macro_rules! check {

@@ -51,6 +51,11 @@ pub(crate) fn infer(spec: &Spec, run: &Run) -> Vec<Denial> {
         }
         let Some(kind) = kind(line) else { continue };
         let Some((target, write_hint)) = target(line) else { continue };
+        // A relative path in an error message is relative to wherever the command had
+        // `cd`-ed to, which the output does not say: only absolute paths are attributed.
+        if !target.starts_with('/') {
+            continue;
+        }
         let path = resolve(&spec.cwd, &target);
         if let Some(d) = attribute(spec, &path, kind, write_hint || writes(line)) {
             push(d);
@@ -246,9 +251,9 @@ mod tests {
 
     #[test]
     fn hidden_reads_and_guarded_writes() {
-        assert_eq!(infer_text("cat: .env: Permission denied"), vec![("fs.read".into(), "/ws/.env".into(), DenialSource::Mount)]);
+        assert_eq!(infer_text("cat: /ws/.env: Permission denied"), vec![("fs.read".into(), "/ws/.env".into(), DenialSource::Mount)]);
         assert_eq!(
-            infer_text("attack.sh: 1: cannot create .git/hooks/pre-commit: Read-only file system"),
+            infer_text("attack.sh: 1: cannot create /ws/.git/hooks/pre-commit: Read-only file system"),
             vec![("fs.write".into(), "/ws/.git/hooks/pre-commit".into(), DenialSource::Mount)]
         );
         assert_eq!(
@@ -267,6 +272,8 @@ mod tests {
         assert!(infer_text("cat: /nonexistent-warden-path/x: No such file or directory").is_empty());
         assert!(infer_text("touch: cannot touch '/ws/x': Permission denied").is_empty());
         assert!(infer_text("error[E0308]: mismatched types").is_empty());
+        // Relative: the command may have changed directory.
+        assert!(infer_text("cat: ../../readable/secret.txt: Permission denied").is_empty());
     }
 
     #[test]

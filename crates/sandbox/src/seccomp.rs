@@ -113,6 +113,26 @@ fn main_program(network: bool) -> Result<Program, String> {
         ioctl.push(SeccompRule::new(vec![Cond::new(1, Len::Dword, Op::Eq, cmd).map_err(e)?]).map_err(e)?);
     }
     rules.insert(libc::SYS_ioctl, ioctl);
+    // No setuid or setgid bit: a file the command owns (root's, when warden runs as root)
+    // must not become a privilege plant for whoever runs it later on the host.
+    let modes = [
+        (libc::SYS_chmod, 1u8),
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (libc::SYS_fchmodat2, 2),
+        (libc::SYS_open, 2),
+        (libc::SYS_openat, 3),
+        (libc::SYS_creat, 1),
+        (libc::SYS_mknod, 1),
+        (libc::SYS_mknodat, 2),
+    ];
+    for (nr, arg) in modes {
+        let mut v = Vec::new();
+        for bit in [u64::from(libc::S_ISUID), u64::from(libc::S_ISGID)] {
+            v.push(SeccompRule::new(vec![Cond::new(arg, Len::Dword, Op::MaskedEq(bit), bit).map_err(e)?]).map_err(e)?);
+        }
+        rules.insert(nr, v);
+    }
     if !network {
         let unix = libc::AF_UNIX as u64;
         rules.insert(

@@ -305,7 +305,8 @@ fn supervise(
     }
     // SAFETY: a fresh descriptor we own.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
-    let mut caps = [Capture::new(cap), Capture::new(cap)];
+    // The output limit covers both streams together: half each.
+    let mut caps = [Capture::new(cap / 2), Capture::new(cap - cap / 2)];
     let mut open = [Some(out), Some(err)];
     let mut written = 0usize;
     let mut exited = false;

@@ -39,7 +39,7 @@ pub struct Limits {
     pub file_size: Option<u64>,
     /// Open descriptors per process.
     pub open_files: Option<u64>,
-    /// Captured bytes kept per stream (head and tail).
+    /// Captured bytes kept, both streams together (half each, head and tail).
     pub output_bytes: usize,
 }
 

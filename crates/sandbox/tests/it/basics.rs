@@ -57,3 +57,28 @@ fn missing_program_is_127() {
     let run = warden_sandbox::run(&spec).unwrap();
     assert_eq!(run.exit_code, Some(127), "{run:?}");
 }
+
+#[test]
+fn no_setuid_bit_can_be_set() {
+    let t = TempDir::new("suid");
+    let script = "cp /bin/sh ./s; chmod 4755 ./s; chmod g+s ./s; python3 -c 'import os; os.close(os.open(\"p\", os.O_CREAT|os.O_WRONLY, 0o4755))' 2>/dev/null; true";
+    let run = warden_sandbox::run(&sh(t.path(), script)).unwrap();
+    assert_eq!(run.exit_code, Some(0), "{run:?}");
+    use std::os::unix::fs::PermissionsExt;
+    for f in ["s", "p"] {
+        if let Ok(m) = std::fs::metadata(t.path().join(f)) {
+            assert_eq!(m.permissions().mode() & 0o6000, 0, "{f}: {:o}", m.permissions().mode());
+        }
+    }
+}
+
+#[test]
+fn output_limit_covers_both_streams() {
+    let t = TempDir::new("flood");
+    let mut spec = sh(t.path(), "head -c 100000 /dev/zero; head -c 100000 /dev/zero >&2");
+    spec.limits.output_bytes = 1000;
+    let run = warden_sandbox::run(&spec).unwrap();
+    assert_eq!((run.stdout.bytes, run.stderr.bytes), (100_000, 100_000));
+    assert!(run.stdout.truncated && run.stderr.truncated);
+    assert!(run.stdout.text.len() + run.stderr.text.len() < 1000 + 200, "{}", run.stdout.text.len());
+}

@@ -1,0 +1,125 @@
+//! `warden-bench spawn`: what the native sandbox costs, beside bubblewrap and a bare spawn.
+//!
+//! Rows, all measured in one run:
+//! - `process`: the whole `warden run --policy policies/full-auto.policy -- /bin/true` process
+//!   (start, policy load and check, decision, sandbox, exit) beside
+//!   `bwrap --unshare-all ... /bin/true` with an equivalent view, and the bare `/bin/true`.
+//! - `in-process`: inside a long-lived process, `warden_sandbox::run` of `/bin/true` with the
+//!   full-auto view (setup, spawn, wait) beside a bare `std::process::Command` spawn and wait;
+//!   and the engine's whole path (decide + confine + run) on a loaded policy.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use warden_engine::{Engine, Environment, Job, Query, RunOptions};
+use warden_policy::Context;
+
+use crate::Options;
+use crate::stats::{Cell, Report, Row, Summary, measure};
+
+/// Why the spawn bench could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// Setting up the bench failed.
+    #[error("{0}")]
+    Setup(String),
+}
+
+fn setup(e: impl std::fmt::Display) -> SpawnError {
+    SpawnError::Setup(e.to_string())
+}
+
+fn status_ok(cmd: &mut Command) -> bool {
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+fn cell(summary: Summary, outcome: &str) -> Cell {
+    Cell::Measured { summary, outcome: Some(outcome.to_string()) }
+}
+
+/// Runs the spawn bench.
+pub fn run(opts: &Options) -> Result<Report, SpawnError> {
+    let budget = if opts.quick { Duration::from_millis(300) } else { Duration::from_secs(3) };
+    let root = repo_root()?;
+    let policy = root.join("policies/full-auto.policy");
+    let ws = std::env::temp_dir().join(format!("warden-bench-spawn-{}", std::process::id()));
+    std::fs::create_dir_all(&ws).map_err(setup)?;
+    let ws = ws.canonicalize().map_err(setup)?;
+    let mut notes = vec![format!("workspace {}; policy {}", ws.display(), policy.display())];
+    let mut rows = Vec::new();
+
+    // Whole processes.
+    let warden = std::env::current_exe().map_err(setup)?.with_file_name("warden");
+    let mut warden_cmd = Command::new(&warden);
+    warden_cmd.arg("run").arg("--policy").arg(&policy).arg("--workspace").arg(&ws).arg("--").arg("/bin/true");
+    let ours = if warden.exists() && status_ok(&mut warden_cmd) {
+        cell(measure(budget, || status_ok(&mut warden_cmd)), "exit 0")
+    } else {
+        Cell::Missing(format!("{} missing or failing: cargo build --release -p warden", warden.display()))
+    };
+    let mut bwrap = bwrap_command(&ws);
+    let peer = if status_ok(&mut bwrap) {
+        cell(measure(budget, || status_ok(&mut bwrap)), "exit 0")
+    } else {
+        Cell::Missing("bwrap not installed or failing (apt-get install bubblewrap)".into())
+    };
+    rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all /bin/true".into(), rules: None, ours, peer });
+    let mut bare = Command::new("/bin/true");
+    let bare_cell = cell(measure(budget, || status_ok(&mut bare)), "exit 0");
+    rows.push(Row { group: "process".into(), case: "bare /bin/true".into(), rules: None, ours: bare_cell.clone(), peer: Cell::None });
+
+    // Inside a long-lived process.
+    let env = Environment::from_process().map_err(setup)?;
+    let layers = warden_engine::load_files(std::slice::from_ref(&policy)).map_err(setup)?;
+    let ctx = Context { workspace: ws.display().to_string(), home: env.home.display().to_string(), cwd: ws.display().to_string() };
+    let engine = Engine::new(&layers, ctx).map_err(|d| setup(format!("policy: {} error(s)", d.0.len())))?;
+    let argv = ["/bin/true".to_string()];
+    let query = Query::Command("/bin/true");
+    let x = engine.explain(None, query);
+    let first = engine.run(&x, Job::Argv(&argv), &env, &RunOptions::default()).map_err(setup)?;
+    if first.run.exit_code != Some(0) {
+        return Err(setup(format!("sandboxed /bin/true failed: {:?}", first.run)));
+    }
+    let spec = engine.sandbox_spec(&x, Job::Argv(&argv), &env, &RunOptions::default());
+    let sandbox = cell(
+        measure(budget, || warden_sandbox::run(&spec).map(|r| r.exit_code)),
+        "exit 0",
+    );
+    let mut bare = Command::new("/bin/true");
+    let bare_in = cell(measure(budget, || status_ok(&mut bare)), "exit 0");
+    if let (Cell::Measured { summary: s, .. }, Cell::Measured { summary: b, .. }) = (&sandbox, &bare_in) {
+        let over = s.p50_ns.saturating_sub(b.p50_ns);
+        notes.push(format!("sandbox setup over a bare spawn (p50): {:.3} ms", over as f64 / 1e6));
+    }
+    rows.push(Row { group: "in-process".into(), case: "sandbox run /bin/true vs bare spawn".into(), rules: None, ours: sandbox, peer: bare_in });
+    let whole = cell(
+        measure(budget, || {
+            let x = engine.explain(None, query);
+            engine.run(&x, Job::Argv(&argv), &env, &RunOptions::default()).map(|o| o.run.exit_code).ok()
+        }),
+        "exit 0",
+    );
+    rows.push(Row { group: "in-process".into(), case: "decide + confine + run /bin/true".into(), rules: None, ours: whole, peer: Cell::None });
+    let _ = std::fs::remove_dir_all(&ws);
+    Ok(Report { bench: "spawn", ours: "warden", peer: "bwrap|bare", notes, rows })
+}
+
+fn repo_root() -> Result<PathBuf, SpawnError> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors().nth(2).map(Path::to_path_buf).ok_or_else(|| setup("cannot find the repository root"))
+}
+
+/// A careful bubblewrap profile with the view full-auto gives `/bin/true`.
+fn bwrap_command(ws: &Path) -> Command {
+    let mut c = Command::new("bwrap");
+    c.args(["--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]);
+    c.args(["--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]);
+    for (link, target) in [("/bin", "usr/bin"), ("/sbin", "usr/sbin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64")] {
+        c.args(["--symlink", target, link]);
+    }
+    c.args(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+    c.arg("--bind").arg(ws).arg(ws).arg("--chdir").arg(ws);
+    c.arg("/bin/true");
+    c
+}
