@@ -23,7 +23,7 @@ const OWN: &[&str] = &["/dev", "/proc", "/sys"];
 /// Scratch folders: a fresh empty tmpfs each run, whatever the grants say about the host's.
 const SCRATCH: &[&str] = &["/tmp", "/var/tmp"];
 /// At most this many entries are visited to expand `**` denials.
-const WALK_LIMIT: usize = 50_000;
+pub(crate) const WALK_LIMIT: usize = 50_000;
 /// Variables every command gets when the caller has them.
 const BASE_ENV: &[&str] =
     &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "SHELL"];
@@ -32,7 +32,7 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How a grant pattern maps onto the file system.
 #[derive(Debug, PartialEq, Eq)]
-enum Shape {
+pub(crate) enum Shape {
     /// One path (no wildcard).
     Exact(PathBuf),
     /// A folder and everything beneath (`dir/**`).
@@ -47,7 +47,7 @@ fn wild(seg: &str) -> bool {
     seg.contains(['*', '?', '['])
 }
 
-fn shape(pattern: &str) -> Shape {
+pub(crate) fn shape(pattern: &str) -> Shape {
     let segs: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
     let first_wild = segs.iter().position(|s| wild(s));
     let prefix = |n: usize| {
@@ -73,7 +73,7 @@ fn is_own(p: &Path) -> bool {
     OWN.iter().any(|o| p.starts_with(o))
 }
 
-fn is_scratch(p: &Path) -> Option<PathBuf> {
+pub(crate) fn is_scratch(p: &Path) -> Option<PathBuf> {
     SCRATCH.iter().map(PathBuf::from).find(|s| p == s)
 }
 
@@ -134,7 +134,7 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
 }
 
 /// The paths a denial pattern covers today.
-fn expand(pattern: &str, roots: &[PathBuf], budget: &mut usize) -> Vec<PathBuf> {
+pub(crate) fn expand(pattern: &str, roots: &[PathBuf], budget: &mut usize) -> Vec<PathBuf> {
     match shape(pattern) {
         Shape::Exact(p) | Shape::Tree(p) => p.symlink_metadata().is_ok().then_some(p).into_iter().collect(),
         Shape::Last(dir) => std::fs::read_dir(&dir)
@@ -180,7 +180,7 @@ fn walk(dir: &Path, pattern: &str, budget: &mut usize, found: &mut Vec<PathBuf>)
     }
 }
 
-fn limits(l: &Limits, timeout: Option<Duration>) -> warden_sandbox::Limits {
+pub(crate) fn limits(l: &Limits, timeout: Option<Duration>) -> warden_sandbox::Limits {
     let policy = l.timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_TIMEOUT);
     let defaults = warden_sandbox::Limits::default();
     warden_sandbox::Limits {
@@ -196,7 +196,7 @@ fn limits(l: &Limits, timeout: Option<Duration>) -> warden_sandbox::Limits {
 
 /// The caller's variables the command may see: a base list, `LC_*`, and the policy's `env`
 /// patterns; `TMPDIR` points at the scratch `/tmp`.
-fn environment(grants: &Grants, env: &Environment) -> Vec<(OsString, OsString)> {
+pub(crate) fn environment(grants: &Grants, env: &Environment) -> Vec<(OsString, OsString)> {
     let allowed = |name: &str| {
         BASE_ENV.contains(&name)
             || name.starts_with("LC_")

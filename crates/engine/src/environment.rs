@@ -10,6 +10,8 @@ pub struct Environment {
     pub home: PathBuf,
     /// `$XDG_CONFIG_HOME`, else `$HOME/.config`.
     pub config_home: PathBuf,
+    /// `$XDG_CACHE_HOME`, else `$HOME/.cache` (the WASI module cache lives beneath).
+    pub cache_home: PathBuf,
     /// The enterprise policy folder (`/etc/warden`).
     pub enterprise_dir: PathBuf,
     /// The working directory.
@@ -29,7 +31,12 @@ impl Environment {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
             .unwrap_or_else(|| home.join(".config"));
+        let cache_home = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| home.join(".cache"));
         Ok(Environment {
+            cache_home,
             home,
             config_home,
             enterprise_dir: PathBuf::from("/etc/warden"),

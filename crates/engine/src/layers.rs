@@ -197,6 +197,7 @@ mod tests {
         Environment {
             home: dir.join("home"),
             config_home: dir.join("home/.config"),
+            cache_home: dir.join("home/.cache"),
             enterprise_dir: dir.join("etc/warden"),
             cwd: cwd.to_path_buf(),
             vars: Vec::new(),

@@ -19,8 +19,9 @@ mod engine;
 mod environment;
 mod layers;
 mod run;
+mod wasi;
 
 pub use engine::{Engine, Explanation, Query};
-pub use run::{Job, Outcome, RunError, RunOptions};
+pub use run::{BackendChoice, Job, Outcome, RunError, RunOptions};
 pub use environment::Environment;
 pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};

@@ -27,6 +27,17 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// Bytes for the command's standard input.
     pub stdin: Vec<u8>,
+    /// The backend, overriding the one the grants select.
+    pub backend: Option<BackendChoice>,
+}
+
+/// Which sandbox runs the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The Linux sandbox (namespaces, Landlock, seccomp).
+    Native,
+    /// The WASI sandbox (a tool of a WASI image, preopened folders only).
+    Wasi,
 }
 
 /// The result an agent gets (field names pinned in ARCHITECTURE.md).
@@ -109,9 +120,23 @@ impl Engine {
                 hosts.join(", ")
             )));
         }
-        let view = self.view(explanation, job, env, opts);
-        let mut run = warden_sandbox::run(&view.spec)?;
-        run.sandbox.notes.extend(view.notes);
+        let wasi = match opts.backend {
+            Some(b) => b == BackendChoice::Wasi,
+            None => matches!(grants.sandbox, warden_policy::Backend::Wasi { .. }),
+        };
+        let run = if wasi {
+            let Job::Argv(argv) = job else {
+                return Err(RunError::Unenforceable(
+                    "the WASI backend runs one tool of its image, not a shell string: pass the argv after `--`".into(),
+                ));
+            };
+            crate::wasi::run(grants, std::path::Path::new(&self.context().workspace), std::path::Path::new(&self.context().cwd), env, argv, opts)?
+        } else {
+            let view = self.view(explanation, job, env, opts);
+            let mut run = warden_sandbox::run(&view.spec)?;
+            run.sandbox.notes.extend(view.notes);
+            run
+        };
         let ws = std::path::Path::new(&self.context().workspace);
         let cwd = std::path::Path::new(&self.context().cwd);
         let mut text = run.stderr.text.clone();

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::load::{PolicyArgs, context, environment, layers};
 use crate::output::{CliError, policy_error};
-use warden_engine::{Engine, Explanation, Job, Outcome, Query, RunOptions};
+use warden_engine::{BackendChoice, Engine, Explanation, Job, Outcome, Query, RunOptions};
 use warden_policy::ast::Verdict;
 
 /// Arguments of `warden run`.
@@ -28,12 +28,23 @@ pub struct Args {
     /// Print the result as one JSON object (pinned field names).
     #[arg(long)]
     json: bool,
+    /// The sandbox: `native` (Linux namespaces, Landlock, seccomp) or `wasi` (a tool of the
+    /// WASI toolbox image). Default: what the policy selects (native unless it says wasi).
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    backend: Option<BackendArg>,
     /// A command string: judged part by part, then run with `/bin/sh -c` in the sandbox.
     #[arg(short = 'c', value_name = "STRING", conflicts_with = "argv")]
     command: Option<String>,
     /// The command as argv (after `--`).
     #[arg(last = true, value_name = "ARGV")]
     argv: Vec<String>,
+}
+
+/// `--backend` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum BackendArg {
+    Native,
+    Wasi,
 }
 
 /// Decides and runs one command.
@@ -58,7 +69,14 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let explanation = engine.explain(args.agent.as_deref(), query);
     let outcome = match approve(&explanation) {
         Err(why) => Outcome::refused(&explanation, why),
-        Ok(()) => engine.run(&explanation, job, &env, &RunOptions { timeout, stdin: Vec::new() })?,
+        Ok(()) => engine.run(&explanation, job, &env, &RunOptions {
+                timeout,
+                stdin: Vec::new(),
+                backend: args.backend.map(|b| match b {
+                    BackendArg::Native => BackendChoice::Native,
+                    BackendArg::Wasi => BackendChoice::Wasi,
+                }),
+            })?,
     };
     report(&outcome, args.json)?;
     Ok(exit_code(&outcome))

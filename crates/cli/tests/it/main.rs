@@ -3,4 +3,5 @@
 mod broken;
 mod cli;
 mod corpus;
+mod run;
 mod support;

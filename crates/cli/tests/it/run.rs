@@ -1,0 +1,88 @@
+//! `warden run`: the verdict settles whether anything runs; what runs is confined; the result
+//! carries the pinned fields.
+
+use crate::support::{repo, stdout, tempdir, warden};
+
+fn run_json(ws: &std::path::Path, args: &[&str]) -> (serde_json::Value, Option<i32>) {
+    let home = tempdir("run-home");
+    let policy = repo().join("policies/full-auto.policy");
+    let out = warden(ws, &home)
+        .arg("run")
+        .arg("--policy")
+        .arg(&policy)
+        .arg("--workspace")
+        .arg(ws)
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (v, out.status.code())
+}
+
+#[test]
+fn denied_commands_do_not_run() {
+    let ws = tempdir("run-deny");
+    std::fs::write(ws.join("keep.txt"), "x").unwrap();
+    let (v, code) = run_json(&ws, &["-c", "rm keep.txt"]);
+    assert_eq!(v["ran"], false);
+    assert_eq!(v["decision"]["verdict"], "deny");
+    assert_eq!(code, Some(126));
+    assert!(ws.join("keep.txt").exists());
+}
+
+#[test]
+fn allowed_commands_run_confined_with_the_pinned_fields() {
+    let ws = tempdir("run-allow");
+    let (v, code) = run_json(&ws, &["-c", "echo hi > out.txt; cat out.txt; echo x > /etc/warden-run-test; exit 3"]);
+    assert_eq!(v["ran"], true, "{v}");
+    assert_eq!(code, Some(3));
+    assert_eq!(v["exit_code"], 3);
+    assert_eq!(v["stdout"]["text"], "hi\n");
+    assert_eq!(std::fs::read_to_string(ws.join("out.txt")).unwrap(), "hi\n");
+    assert!(!std::path::Path::new("/etc/warden-run-test").exists());
+    for key in ["decision", "ran", "exit_code", "signal", "timed_out", "duration_ms", "stdout", "stderr", "paths", "denials", "sandbox"] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["sandbox"]["backend"], "native");
+    assert_eq!(v["denials"][0]["op"], "fs.write", "{v}");
+    assert_eq!(v["denials"][0]["target"], "/etc/warden-run-test", "{v}");
+}
+
+#[test]
+fn wasi_grep_prints_what_gnu_grep_prints() {
+    let ws = tempdir("run-wasi");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/main.rs"), "fn main() {\n    helper();\n}\nfn helper() {}\n// main again\n").unwrap();
+    std::fs::write(ws.join("notes.txt"), "no match\nmain\n").unwrap();
+    let (v, code) = run_json(&ws, &["--backend", "wasi", "--", "grep", "-rn", "main", "."]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["sandbox"]["backend"], "wasi");
+    let gnu = std::process::Command::new("grep").args(["-rn", "main", "."]).current_dir(&ws).output().unwrap();
+    let mut ours: Vec<&str> = v["stdout"]["text"].as_str().unwrap().lines().collect();
+    let gnu_text = String::from_utf8(gnu.stdout).unwrap();
+    let mut theirs: Vec<&str> = gnu_text.lines().collect();
+    ours.sort();
+    theirs.sort();
+    assert_eq!(ours, theirs);
+    assert_eq!(ours.len(), 3);
+}
+
+#[test]
+fn wasi_refuses_shell_strings_and_unknown_tools() {
+    let ws = tempdir("run-wasi-refuse");
+    let home = tempdir("run-home");
+    let policy = repo().join("policies/full-auto.policy");
+    for args in [vec!["-c", "ls"], vec!["--", "python3", "-V"]] {
+        let out = warden(&ws, &home)
+            .args(["run", "--backend", "wasi", "--workspace"])
+            .arg(&ws)
+            .arg("--policy")
+            .arg(&policy)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
