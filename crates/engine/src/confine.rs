@@ -232,7 +232,7 @@ mod tests {
         std::fs::write(dir.join("a/b/.env"), "S=1").unwrap();
         std::fs::write(dir.join("a/.env.example"), "").unwrap();
         let mut budget = 100;
-        let found = expand("/**/.env", &[dir.clone()], &mut budget);
+        let found = expand("/**/.env", std::slice::from_ref(&dir), &mut budget);
         assert_eq!(found, vec![dir.join("a/b/.env")]);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -43,7 +43,7 @@ impl Capture {
         }
         if bytes.len() >= self.tail_cap {
             self.tail.clear();
-            self.tail.extend_from_slice(&bytes[bytes.len() - self.tail_cap..]);
+            self.tail.extend_from_slice(bytes.get(bytes.len() - self.tail_cap..).unwrap_or_default());
             self.ring_at = 0;
             return;
         }

@@ -366,10 +366,10 @@ fn supervise(
                         if let (Some(c), Some(b)) = (caps.get_mut(*kind), buf.get(..r as usize)) {
                             c.push(b);
                         }
-                    } else if r == 0 || errno() != libc::EINTR {
-                        if let Some(slot) = open.get_mut(*kind) {
-                            *slot = None;
-                        }
+                    } else if (r == 0 || errno() != libc::EINTR)
+                        && let Some(slot) = open.get_mut(*kind)
+                    {
+                        *slot = None;
                     }
                 }
                 2 => {
