@@ -31,9 +31,7 @@ mod tests {
     use super::super::loc::Loc;
 
     fn scan(line: &str) -> Vec<Loc<'_>> {
-        let mut out = Vec::new();
-        super::scan(line, &mut out);
-        out
+        super::super::loc::collect(super::scan, line)
     }
 
     #[test]

@@ -145,3 +145,11 @@ mod tests {
         }
     }
 }
+
+/// Runs one family's scanner on one line (for the scanners' unit tests).
+#[cfg(test)]
+pub(super) fn collect<'a>(scan: fn(&'a str, &mut Vec<Loc<'a>>), line: &'a str) -> Vec<Loc<'a>> {
+    let mut out = Vec::new();
+    scan(line, &mut out);
+    out
+}
