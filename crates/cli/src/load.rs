@@ -32,11 +32,16 @@ pub fn layers(args: &PolicyArgs, env: &Environment) -> Result<Vec<LayerSource>, 
 
 /// The decision context from the options and the environment.
 pub fn context(args: &PolicyArgs, env: &Environment) -> Result<Context, CliError> {
-    let cwd = absolute(&env.cwd, args.cwd.as_deref().unwrap_or(&env.cwd));
+    let mut cwd = absolute(&env.cwd, args.cwd.as_deref().unwrap_or(&env.cwd));
     let workspace = match &args.workspace {
         Some(dir) => absolute(&env.cwd, dir),
         None => warden_engine::repository_root(&cwd).unwrap_or_else(|| cwd.clone()),
     };
+    // A workspace given elsewhere than here: commands start in it, not in a folder the
+    // sandbox does not show.
+    if args.cwd.is_none() && !cwd.starts_with(&workspace) {
+        cwd = workspace.clone();
+    }
     Ok(Context {
         workspace: utf8(&workspace, "workspace")?,
         home: utf8(&env.home, "home directory")?,

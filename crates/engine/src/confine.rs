@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use warden_policy::{Context, Grants, Limits, Network, grant_matches};
+use warden_policy::{Context, GrantGlob, Grants, Limits, Network};
 use warden_sandbox::{Access, Mount, Spec};
 
 use crate::Environment;
@@ -104,17 +104,17 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
         }
     }
     let roots: Vec<PathBuf> = spec.mounts.iter().filter(|m| m.access == Access::Write).map(|m| m.path.clone()).collect();
-    let mut budget = WALK_LIMIT;
+    let mut tree = Tree::new(roots);
     for (patterns, access) in [(&grants.deny, Access::Hide), (&grants.deny_write, Access::Guard)] {
         for pattern in patterns {
-            for path in expand(pattern, &roots, &mut budget) {
+            for path in expand(pattern, &mut tree) {
                 if !is_own(&path) && is_scratch(&path).is_none() {
                     spec.mounts.push(Mount { path, access });
                 }
             }
         }
     }
-    if budget == 0 {
+    if tree.cut {
         notes.push(format!("more than {WALK_LIMIT} files in the writable grants: `**` denials were only partly applied"));
     }
     // Every command gets a fresh private /tmp, granted or not: never the host's.
@@ -133,49 +133,69 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     View { spec, notes }
 }
 
+/// The entries beneath some roots, walked once (lazily, on the first `**` pattern) and
+/// matched against every pattern.
+pub(crate) struct Tree {
+    roots: Vec<PathBuf>,
+    entries: Option<Vec<(PathBuf, String)>>,
+    /// Whether the walk stopped at [`WALK_LIMIT`].
+    pub cut: bool,
+}
+
+impl Tree {
+    pub(crate) fn new(roots: Vec<PathBuf>) -> Tree {
+        Tree { roots, entries: None, cut: false }
+    }
+
+    /// Breadth-first (shallow paths first, so a cut drops the deepest), symlinks not followed.
+    fn entries(&mut self) -> &[(PathBuf, String)] {
+        if self.entries.is_none() {
+            let mut out = Vec::new();
+            let mut queue: std::collections::VecDeque<PathBuf> = self.roots.iter().cloned().collect();
+            'walk: while let Some(dir) = queue.pop_front() {
+                let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+                for entry in rd.filter_map(Result::ok) {
+                    if out.len() >= WALK_LIMIT {
+                        self.cut = true;
+                        break 'walk;
+                    }
+                    let path = entry.path();
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        queue.push_back(path.clone());
+                    }
+                    if let Some(s) = path.to_str().map(str::to_string) {
+                        out.push((path, s));
+                    }
+                }
+            }
+            self.entries = Some(out);
+        }
+        self.entries.as_deref().unwrap_or_default()
+    }
+}
+
 /// The paths a denial pattern covers today.
-pub(crate) fn expand(pattern: &str, roots: &[PathBuf], budget: &mut usize) -> Vec<PathBuf> {
+pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
+    let Some(glob) = GrantGlob::new(pattern) else { return Vec::new() };
     match shape(pattern) {
         Shape::Exact(p) | Shape::Tree(p) => p.symlink_metadata().is_ok().then_some(p).into_iter().collect(),
         Shape::Last(dir) => std::fs::read_dir(&dir)
             .map(|rd| {
                 rd.filter_map(Result::ok)
                     .map(|e| e.path())
-                    .filter(|p| p.to_str().is_some_and(|s| grant_matches(pattern, s)))
+                    .filter(|p| p.to_str().is_some_and(|s| glob.matches(s)))
                     .collect()
             })
             .unwrap_or_default(),
         Shape::Deep(prefix) => {
-            let mut found = Vec::new();
-            for root in roots {
-                if root.starts_with(&prefix) || prefix.starts_with(root) {
-                    let start = if prefix.starts_with(root) { prefix.clone() } else { root.clone() };
-                    walk(&start, pattern, budget, &mut found);
+            let mut found: Vec<PathBuf> = Vec::new();
+            for (path, text) in tree.entries() {
+                // A match inside a folder already matched is covered with it.
+                if path.starts_with(&prefix) && glob.matches(text) && !found.iter().any(|f| path.starts_with(f)) {
+                    found.push(path.clone());
                 }
             }
             found
-        }
-    }
-}
-
-/// Breadth-first walk of `dir` (symlinks not followed, shallow paths first so that a budget
-/// cut hits the deepest ones) collecting matches of `pattern`. A matching folder is collected
-/// and not descended into.
-fn walk(dir: &Path, pattern: &str, budget: &mut usize, found: &mut Vec<PathBuf>) {
-    let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
-    while let Some(dir) = queue.pop_front() {
-        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
-        for entry in rd.filter_map(Result::ok) {
-            if *budget == 0 {
-                return;
-            }
-            *budget -= 1;
-            let path = entry.path();
-            if path.to_str().is_some_and(|s| grant_matches(pattern, s)) {
-                found.push(path);
-            } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                queue.push_back(path);
-            }
         }
     }
 }
@@ -231,8 +251,8 @@ mod tests {
         std::fs::create_dir_all(dir.join("a/b")).unwrap();
         std::fs::write(dir.join("a/b/.env"), "S=1").unwrap();
         std::fs::write(dir.join("a/.env.example"), "").unwrap();
-        let mut budget = 100;
-        let found = expand("/**/.env", std::slice::from_ref(&dir), &mut budget);
+        let mut tree = Tree::new(vec![dir.clone()]);
+        let found = expand("/**/.env", &mut tree);
         assert_eq!(found, vec![dir.join("a/b/.env")]);
         let _ = std::fs::remove_dir_all(&dir);
     }

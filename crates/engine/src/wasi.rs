@@ -69,10 +69,10 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
         }
     }
     let roots: Vec<PathBuf> = preopens.iter().map(|p| p.host.clone()).collect();
-    let mut budget = confine::WALK_LIMIT;
+    let mut tree = confine::Tree::new(roots);
     for (patterns, what) in [(&grants.deny, "hidden"), (&grants.deny_write, "read-only")] {
         for pattern in patterns {
-            for path in confine::expand(pattern, &roots, &mut budget) {
+            for path in confine::expand(pattern, &mut tree) {
                 let inside = preopens.iter().find(|p| path.starts_with(&p.host));
                 let matters = match inside {
                     Some(p) => what == "hidden" || p.writable,

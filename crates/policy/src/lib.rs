@@ -23,7 +23,7 @@ pub mod error;
 mod fmt;
 mod parser;
 
-pub use compile::{LayerInfo, PolicySet, compile, grant_matches};
+pub use compile::{LayerInfo, PolicySet, compile, grant_matches, GrantGlob};
 pub use decision::*;
 pub use error::{Code, Diagnostic, Diagnostics};
 pub use fmt::{format, format_source};

@@ -31,6 +31,7 @@ impl Cgroup {
     pub(crate) fn create(max: u64) -> Result<Cgroup, Error> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let root = pids_root().ok_or_else(|| Error::Limits("no pids cgroup controller to bound the processes of a root run".into()))?;
+        sweep(&root);
         let dir = root.join(format!("warden-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
         let io = |what: &str, e: std::io::Error, d: &std::path::Path| Error::Limits(format!("{what} {}: {e}", d.display()));
         fs::create_dir(&dir).map_err(|e| io("cannot create the cgroup", e, &dir))?;
@@ -57,12 +58,19 @@ impl Cgroup {
 
 impl Drop for Cgroup {
     fn drop(&mut self) {
-        // The pid namespace is gone by now; the directory empties as the kernel reaps.
-        for _ in 0..50 {
-            if fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(2));
+        // The kernel releases an emptied cgroup asynchronously: one attempt, no waiting; a
+        // leftover is removed by the next run's sweep.
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+/// Removes the empty cgroups earlier runs left (a cgroup with processes cannot be removed, so
+/// a live run of another warden is never disturbed).
+fn sweep(root: &std::path::Path) {
+    let Ok(rd) = fs::read_dir(root) else { return };
+    for e in rd.filter_map(Result::ok) {
+        if e.file_name().to_str().is_some_and(|n| n.starts_with("warden-")) {
+            let _ = fs::remove_dir(e.path());
         }
     }
 }

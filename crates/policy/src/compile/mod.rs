@@ -32,7 +32,7 @@ mod paths;
 mod sets;
 mod validate;
 
-pub use paths::grant_matches;
+pub use paths::{GrantGlob, grant_matches};
 
 use crate::ast::Verdict;
 use crate::decision::{Context, Decision, LayerKind, LayerSource, Request, RuleRef};

@@ -561,14 +561,30 @@ mod tests {
     }
 }
 
-/// Whether the absolute `path` matches `pattern`, an absolute glob as found in a decision's
-/// grants (`/usr/**`, `/**/.env`, `/etc/ssh/ssh_host_*`). A malformed or non-absolute pattern
-/// matches nothing.
-pub fn grant_matches(pattern: &str, path: &str) -> bool {
-    match parse_pattern(pattern) {
-        Ok(p) if p.root == Root::Absolute => match_segs(&p.segs, &segments(&normalise(path))),
-        _ => false,
+/// An absolute glob as found in a decision's grants (`/usr/**`, `/**/.env`,
+/// `/etc/ssh/ssh_host_*`), compiled once to match many paths.
+#[derive(Debug, Clone)]
+pub struct GrantGlob(Vec<Seg>);
+
+impl GrantGlob {
+    /// Compiles `pattern`; `None` when it is malformed or not absolute.
+    pub fn new(pattern: &str) -> Option<GrantGlob> {
+        match parse_pattern(pattern) {
+            Ok(p) if p.root == Root::Absolute => Some(GrantGlob(p.segs)),
+            _ => None,
+        }
     }
+
+    /// Whether the absolute `path` matches.
+    pub fn matches(&self, path: &str) -> bool {
+        match_segs(&self.0, &segments(&normalise(path)))
+    }
+}
+
+/// Whether the absolute `path` matches `pattern` (see [`GrantGlob`]). A malformed or
+/// non-absolute pattern matches nothing.
+pub fn grant_matches(pattern: &str, path: &str) -> bool {
+    GrantGlob::new(pattern).is_some_and(|g| g.matches(path))
 }
 
 #[cfg(test)]
