@@ -64,10 +64,10 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     } else {
         Cell::Missing("bwrap not installed or failing (apt-get install bubblewrap)".into())
     };
-    rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all /bin/true".into(), rules: None, ours, peer });
+    rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all /bin/true".into(), rules: None, ours, peer, impls: Some(("warden", "bwrap")) });
     let mut bare = Command::new("/bin/true");
     let bare_cell = cell(measure(budget, || status_ok(&mut bare)), "exit 0");
-    rows.push(Row { group: "process".into(), case: "bare /bin/true".into(), rules: None, ours: bare_cell.clone(), peer: Cell::None });
+    rows.push(Row { group: "process".into(), case: "bare /bin/true".into(), rules: None, ours: bare_cell.clone(), peer: Cell::None, impls: Some(("bare", "-")) });
 
     // Inside a long-lived process.
     let env = Environment::from_process().map_err(setup)?;
@@ -92,7 +92,7 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
         let over = s.p50_ns.saturating_sub(b.p50_ns);
         notes.push(format!("sandbox setup over a bare spawn (p50): {:.3} ms", over as f64 / 1e6));
     }
-    rows.push(Row { group: "in-process".into(), case: "sandbox run /bin/true vs bare spawn".into(), rules: None, ours: sandbox, peer: bare_in });
+    rows.push(Row { group: "in-process".into(), case: "sandbox run /bin/true vs bare spawn".into(), rules: None, ours: sandbox, peer: bare_in, impls: Some(("warden-sandbox", "bare")) });
     let whole = cell(
         measure(budget, || {
             let x = engine.explain(None, query);
@@ -100,9 +100,9 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
         }),
         "exit 0",
     );
-    rows.push(Row { group: "in-process".into(), case: "decide + confine + run /bin/true".into(), rules: None, ours: whole, peer: Cell::None });
+    rows.push(Row { group: "in-process".into(), case: "decide + confine + run /bin/true".into(), rules: None, ours: whole, peer: Cell::None, impls: None });
     let _ = std::fs::remove_dir_all(&ws);
-    Ok(Report { bench: "spawn", ours: "warden", peer: "bwrap|bare", notes, rows })
+    Ok(Report { bench: "spawn", ours: "warden", peer: "peer", notes, rows })
 }
 
 fn repo_root() -> Result<PathBuf, SpawnError> {

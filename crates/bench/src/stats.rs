@@ -129,6 +129,8 @@ pub struct Row {
     pub ours: Cell,
     /// The peer's measurement.
     pub peer: Cell,
+    /// The `impl` names of this row's two sides, when not the report's.
+    pub impls: Option<(&'static str, &'static str)>,
 }
 
 /// A whole report: a title, notes under it, and rows.
@@ -281,7 +283,8 @@ pub fn table(report: &Report) -> String {
 pub fn json_lines(report: &Report) -> String {
     let mut out = String::new();
     for row in &report.rows {
-        for (name, cell) in [(report.ours, &row.ours), (report.peer, &row.peer)] {
+        let (ours, peer) = row.impls.unwrap_or((report.ours, report.peer));
+        for (name, cell) in [(ours, &row.ours), (peer, &row.peer)] {
             let mut obj = serde_json::Map::new();
             let mut put = |k: &str, v: serde_json::Value| {
                 obj.insert(k.to_string(), v);
@@ -398,6 +401,7 @@ mod tests {
                     rules: Some(10),
                     ours: measured(100),
                     peer: measured(400),
+                    impls: None,
                 },
                 Row {
                     group: "analyse".into(),
@@ -405,6 +409,7 @@ mod tests {
                     rules: None,
                     ours: Cell::Missing("stub".into()),
                     peer: Cell::None,
+                    impls: None,
                 },
             ],
         };

@@ -255,6 +255,7 @@ fn row(group: &str, case: &str, rules: Option<usize>, ours: Cell, peer: Cell) ->
         rules,
         ours,
         peer,
+        impls: None,
     }
 }
 

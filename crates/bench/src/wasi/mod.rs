@@ -86,19 +86,39 @@ pub fn run(opts: &Options) -> Result<Report, BenchError> {
     let wasi_ls = measure(b.call, || runner.run(black_box(&ls)).map(|r| r.exit_code));
     let bare_ls = measure(b.call, || Command::new("ls").arg(black_box(&listed)).output().map(|o| o.status.code()));
     rows.push(row("call", &format!("ls, {FILES} files (warm)"), measured(wasi_ls), measured(bare_ls)));
-    // ===== NATIVE SANDBOXED `ls` ROW: add it here. =====
-    // Measure the native backend on the same directory (`listed`), e.g. a warden-sandbox spawn
-    // of `ls <listed>` with a read grant on it, and push a `Row` in the `call` group with the
-    // case `ls, 12 files (native sandbox)`. Its JSON lines need their own `impl` name
-    // (`warden-native`): `stats::Report` has one `ours` and one `peer` name per report, so
-    // either extend `Report`/`Row` with a per-row impl name or put the native cell in `ours`
-    // of a row whose case says so.
-    // ===== end of the native row =====
+    // The native sandbox on the same directory: `ls DIR` with a read grant on it and the system.
+    let native = native_ls_spec(&listed);
+    let native_ls = match warden_sandbox::run(&native) {
+        Ok(r) if r.exit_code == Some(0) => measured(measure(b.call, || warden_sandbox::run(black_box(&native)).map(|r| r.exit_code))),
+        Ok(r) => Cell::Missing(format!("native sandboxed ls failed: {:?} {}", r.exit_code, r.stderr.text.trim())),
+        Err(e) => Cell::Missing(format!("native sandbox: {e}")),
+    };
+    rows.push(Row {
+        group: "call".into(),
+        case: format!("ls, {FILES} files (warm): wasi vs native sandbox"),
+        rules: None,
+        ours: measured(wasi_ls),
+        peer: native_ls,
+        impls: Some(("warden-wasi", "warden-native")),
+    });
     let wasi_noop = measure(b.call, || runner.run(black_box(&noop)).map(|r| r.exit_code));
     let bare_true = measure(b.call, || Command::new("true").output().map(|o| o.status.code()));
     rows.push(row("call", "no-op tool (__exit 0 / true)", measured(wasi_noop), measured(bare_true)));
 
     Ok(Report { bench: "wasi", ours: "warden-wasi", peer: "bare", notes: notes(opts, &image), rows })
+}
+
+/// The native sandbox's `ls DIR`: the system and `dir` read-only, nothing else.
+fn native_ls_spec(dir: &Path) -> warden_sandbox::Spec {
+    use warden_sandbox::{Access, Mount};
+    let mut s = warden_sandbox::Spec::new(vec!["ls".into(), dir.as_os_str().to_owned()], dir.to_path_buf());
+    for p in ["/usr", "/bin", "/lib", "/lib64", "/etc"] {
+        s.mounts.push(Mount { path: p.into(), access: Access::Read });
+    }
+    s.mounts.push(Mount { path: dir.to_path_buf(), access: Access::Read });
+    s.scratch.push("/tmp".into());
+    s.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    s
 }
 
 fn ls_spec(image: &Image, dir: &Path) -> Spec {
@@ -125,7 +145,7 @@ fn check(runner: &Runner, ls: &Spec, dir: &Path) -> Result<(), BenchError> {
 }
 
 fn row(group: &str, case: &str, ours: Cell, peer: Cell) -> Row {
-    Row { group: group.to_string(), case: case.to_string(), rules: None, ours, peer }
+    Row { group: group.to_string(), case: case.to_string(), rules: None, ours, peer, impls: None }
 }
 
 fn measured(summary: Summary) -> Cell {
