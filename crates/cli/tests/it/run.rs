@@ -86,3 +86,27 @@ fn wasi_refuses_shell_strings_and_unknown_tools() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+#[test]
+fn the_policy_can_select_the_wasi_backend() {
+    let ws = tempdir("run-wasi-policy");
+    let home = tempdir("run-home");
+    std::fs::write(ws.join("f.txt"), "main\n").unwrap();
+    let policy = ws.join("w.policy");
+    std::fs::write(
+        &policy,
+        "version 1\ndefault deny\ntier read: allow {\n    exec grep\n    fs read \"${workspace}/**\"\n    sandbox wasi image toolbox\n}\n",
+    )
+    .unwrap();
+    let out = warden(&ws, &home)
+        .args(["run", "--json", "--workspace"])
+        .arg(&ws)
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--", "grep", "-rn", "main", "."])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(v["sandbox"]["backend"], "wasi", "{v}");
+    assert_eq!(v["stdout"]["text"], "./f.txt:1:main\n");
+}
