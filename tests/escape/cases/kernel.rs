@@ -19,6 +19,11 @@ def sc(name, nr, *args):
 
 /// Every `RESULT` line must say `blocked`; `END` must be reached.
 fn all_blocked(out: &Outcome) -> Result<(), String> {
+    all_blocked_or(out, "system calls succeeded")
+}
+
+/// [`all_blocked`], with `what` naming what succeeded in the failure.
+pub(super) fn all_blocked_or(out: &Outcome, what: &str) -> Result<(), String> {
     reached(out, "END")?;
     let ok: Vec<&str> = out
         .stdout
@@ -28,7 +33,7 @@ fn all_blocked(out: &Outcome) -> Result<(), String> {
     if ok.is_empty() {
         Ok(())
     } else {
-        Err(format!("system calls succeeded: {ok:?}"))
+        Err(format!("{what}: {ok:?}"))
     }
 }
 

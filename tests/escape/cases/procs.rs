@@ -166,19 +166,7 @@ print("END")"#;
             Ok(Attack::new(&py(code))
                 .deny("syscall", "ptrace")
                 .deny("proc.ptrace", "")
-                .check(|_, out| {
-                    reached(out, "END")?;
-                    let ok: Vec<&str> = out
-                        .stdout
-                        .lines()
-                        .filter(|l| l.starts_with("RESULT ") && l.contains(" ok "))
-                        .collect();
-                    if ok.is_empty() {
-                        Ok(())
-                    } else {
-                        Err(format!("ptrace works inside the sandbox: {ok:?}"))
-                    }
-                }))
+                .check(|_, out| super::kernel::all_blocked_or(out, "ptrace works inside the sandbox")))
         }),
     ]
 }
