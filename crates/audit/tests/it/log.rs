@@ -1,0 +1,124 @@
+//! Appending: the chain, permissions, the head checkpoint, torn tails, damaged tails, two
+//! writers on one file.
+
+
+use crate::common::{decision, tempdir};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use warden_audit::{Log, ZERO_HASH, default_path, head_path, read, verify};
+
+#[test]
+fn records_chain_and_read_back_strictly() {
+    let dir = tempdir("chain");
+    let path = dir.join("state/warden/audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    let a = log.append(&decision("s1", Some("bob"), "cargo test", "allow", None)).unwrap();
+    let b = log.append(&decision("s1", None, "rm -rf /", "deny", Some("dangerous"))).unwrap();
+    assert_eq!((a.seq, b.seq), (1, 2));
+    let records = read(&path).unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0].prev, ZERO_HASH);
+    assert_eq!(records[1].prev, a.hash);
+    assert_eq!(records[1].hash, b.hash);
+    assert_eq!(records[0].entry, decision("s1", Some("bob"), "cargo test", "allow", None));
+    let report = verify(&path).unwrap();
+    assert!(report.ok(), "{report:?}");
+    assert!(report.warnings.is_empty(), "{report:?}");
+    assert_eq!(report.head, Some(b.clone()));
+    let head: warden_audit::Receipt = serde_json::from_slice(&std::fs::read(head_path(&path)).unwrap()).unwrap();
+    assert_eq!(head, b);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    assert_eq!(mode(&head_path(&path)), 0o600);
+}
+
+#[test]
+fn a_reopened_log_continues_the_chain() {
+    let dir = tempdir("reopen");
+    let path = dir.join("audit.jsonl");
+    let first = Log::open(&path).unwrap().append(&decision("s", None, "ls", "allow", None)).unwrap();
+    let second = Log::open(&path).unwrap().append(&decision("s", None, "ls", "allow", None)).unwrap();
+    assert_eq!(second.seq, first.seq + 1);
+    assert_eq!(read(&path).unwrap()[1].prev, first.hash);
+    assert!(verify(&path).unwrap().ok());
+}
+
+#[test]
+fn two_logs_on_one_file_take_turns_and_keep_one_chain() {
+    let dir = tempdir("two");
+    let path = dir.join("audit.jsonl");
+    let mut a = Log::open(&path).unwrap();
+    let mut b = Log::open(&path).unwrap();
+    for i in 0..10 {
+        let log = if i % 3 == 0 { &mut a } else { &mut b };
+        assert_eq!(log.append(&decision("s", None, "ls", "allow", None)).unwrap().seq, i + 1);
+    }
+    let report = verify(&path).unwrap();
+    assert!(report.ok(), "{report:?}");
+    assert_eq!(report.records, 10);
+}
+
+#[test]
+fn a_torn_tail_verifies_with_a_warning_and_the_next_append_cuts_it_and_says_so() {
+    let dir = tempdir("torn");
+    let path = dir.join("audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    let first = log.append(&decision("s", None, "ls", "allow", None)).unwrap();
+    drop(log);
+    std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(br#"{"seq":2,"time":"20"#).unwrap();
+    let report = verify(&path).unwrap();
+    assert!(report.ok(), "{report:?}");
+    assert!(report.torn_tail);
+    assert_eq!(report.torn_bytes, 19);
+    assert!(report.warnings.iter().any(|w| w.contains("torn")), "{report:?}");
+    assert_eq!(read(&path).unwrap().len(), 1);
+    let second = Log::open(&path).unwrap().append(&decision("s", None, "ls", "allow", None)).unwrap();
+    assert_eq!(second.seq, 2);
+    let records = read(&path).unwrap();
+    assert_eq!(records[1].prev, first.hash);
+    assert_eq!(records[1].entry.note.as_deref(), Some("a torn tail of 19 bytes was dropped before this record"));
+    let report = verify(&path).unwrap();
+    assert!(report.ok() && !report.torn_tail, "{report:?}");
+}
+
+#[test]
+fn a_torn_first_line_is_cut_to_an_empty_log() {
+    let dir = tempdir("torn-first");
+    let path = dir.join("audit.jsonl");
+    std::fs::write(&path, b"{\"seq\":1,").unwrap();
+    let receipt = Log::open(&path).unwrap().append(&decision("s", None, "ls", "allow", None)).unwrap();
+    assert_eq!(receipt.seq, 1);
+    assert!(verify(&path).unwrap().ok());
+}
+
+#[test]
+fn a_damaged_last_record_refuses_appends() {
+    let dir = tempdir("damaged");
+    let path = dir.join("audit.jsonl");
+    Log::open(&path).unwrap().append(&decision("s", None, "ls", "allow", None)).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap().replace("\"ls\"", "\"id\"");
+    std::fs::write(&path, text).unwrap();
+    let err = Log::open(&path).unwrap_err().to_string();
+    assert!(err.contains("the last record of") && err.contains("do not match its hash"), "{err}");
+}
+
+#[test]
+fn an_oversized_record_is_refused_and_nothing_is_written() {
+    let dir = tempdir("big");
+    let path = dir.join("audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    let err = log.append(&decision("s", None, &"x".repeat(1 << 20), "allow", None)).unwrap_err();
+    assert!(err.to_string().contains("over the 1 MiB bound"), "{err}");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+}
+
+#[test]
+fn the_default_path_is_outside_any_workspace() {
+    let home = std::path::Path::new("/home/u");
+    assert_eq!(default_path(home, None, true), std::path::Path::new("/var/log/warden/audit.jsonl"));
+    assert_eq!(default_path(home, None, false), home.join(".local/state/warden/audit.jsonl"));
+    let state = std::path::Path::new("/state");
+    assert_eq!(default_path(home, Some(state), false), state.join("warden/audit.jsonl"));
+    assert_eq!(default_path(home, Some(std::path::Path::new("rel")), false), home.join(".local/state/warden/audit.jsonl"));
+}
