@@ -14,13 +14,19 @@
 
 mod line;
 mod log;
+mod ocsf;
+mod query;
 mod record;
+mod stats;
 mod time;
 mod verify;
 
 pub use line::{MAX_LINE, ZERO_HASH, sha256_hex};
 pub use log::{Log, default_path, head_path};
+pub use ocsf::export_ocsf;
+pub use query::{Filter, RuleFilter, parse_time, query};
 pub use record::{DecidedBy, DecisionRec, DenialRec, Entry, Input, Kind, OutcomeRec, Receipt, Record, RuleRef};
+pub use stats::{Counts, NO_AGENT, Stats, Timing, stats};
 pub use time::{format_micros, parse_micros};
 pub use verify::{Checkpoint, Problem, VerifyReport, parse_checkpoint, read, verify, verify_with};
 

@@ -5,3 +5,4 @@ mod common;
 mod crash;
 mod log;
 mod mutation;
+mod report;
