@@ -29,6 +29,8 @@ enum Command {
     Fmt(cmd::fmt::Args),
     /// Say what the policy decides for a command or tool call, and why. Runs nothing.
     Explain(cmd::explain::Args),
+    /// Verify, query, count or export an audit log.
+    Audit(cmd::audit::Args),
     /// Decide a command, then run it confined in the sandbox; report the structured result.
     Run(cmd::run::Args),
     /// Run policy test files (request -> expected verdict and rule); report rule coverage.
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(&args),
         Command::Fmt(args) => cmd::fmt::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
+        Command::Audit(args) => cmd::audit::run(&args),
         Command::Test(args) => cmd::test::run(&args),
         Command::Run(args) => cmd::run::run(&args),
     };

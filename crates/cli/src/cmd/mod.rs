@@ -1,5 +1,6 @@
 //! One module per verb.
 
+pub mod audit;
 pub mod check;
 pub mod explain;
 pub mod fmt;

@@ -1,5 +1,6 @@
 //! The `warden` binary's integration tests (one test binary for the crate).
 
+mod audit;
 mod broken;
 mod cli;
 mod corpus;
