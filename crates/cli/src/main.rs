@@ -35,6 +35,8 @@ enum Command {
     Run(cmd::run::Args),
     /// Run policy test files (request -> expected verdict and rule); report rule coverage.
     Test(cmd::test::Args),
+    /// Serve the tools to an agent over MCP (stdio, or streamable HTTP with --http).
+    Serve(cmd::serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => cmd::audit::run(&args),
         Command::Test(args) => cmd::test::run(&args),
         Command::Run(args) => cmd::run::run(&args),
+        Command::Serve(args) => cmd::serve::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -5,4 +5,5 @@ pub mod check;
 pub mod explain;
 pub mod fmt;
 pub mod run;
+pub mod serve;
 pub mod test;

@@ -1,0 +1,67 @@
+//! `warden serve --mcp`: the MCP server over stdio (default) or streamable HTTP.
+//!
+//! Exit code: 0 when the client hung up; 2 when the server could not start (a policy that does
+//! not load, an address off loopback without a token, a port that cannot be bound).
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::load::{PolicyArgs, context, environment, layers};
+use crate::output::{CliError, policy_error};
+use warden_engine::Engine;
+
+/// Arguments of `warden serve`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Serve the Model Context Protocol (the only protocol served so far).
+    #[arg(long)]
+    mcp: bool,
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// The agent identity every call is decided for.
+    #[arg(long)]
+    agent: Option<String>,
+    /// The audit log to append every decision and outcome to.
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+    /// Serve streamable HTTP at ADDR (`127.0.0.1:8080`, or a bare port on 127.0.0.1) at `/mcp`
+    /// instead of stdio. An address off loopback needs --token-file.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// A file holding the bearer token HTTP clients must present.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    token_file: Option<PathBuf>,
+}
+
+/// Serves until the client hangs up (stdio) or the process is stopped (HTTP).
+pub fn run(args: &Args) -> Result<ExitCode, CliError> {
+    if !args.mcp {
+        return Err(CliError::Usage { message: "say what to serve: `warden serve --mcp`".into() });
+    }
+    let env = environment()?;
+    let layers = layers(&args.policy, &env)?;
+    let engine = Engine::new(&layers, context(&args.policy, &env)?).map_err(|d| policy_error(&d))?;
+    let opts = warden_mcp::Options { engine, env, agent: args.agent.clone(), audit_log: args.audit_log.clone() };
+    let server = warden_mcp::Warden::new(opts).map_err(usage)?;
+    match &args.http {
+        None => warden_mcp::serve_stdio(server).map_err(usage)?,
+        Some(addr) => {
+            let addr = parse_addr(addr)?;
+            let token = args.token_file.as_deref().map(warden_mcp::Token::from_file).transpose().map_err(usage)?;
+            warden_mcp::block_on(warden_mcp::serve_http(server, warden_mcp::HttpOptions { addr, token })).map_err(usage)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_addr(text: &str) -> Result<SocketAddr, CliError> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    }
+    text.parse().map_err(|e| CliError::Usage { message: format!("--http `{text}` is not an address like 127.0.0.1:8080: {e}") })
+}
+
+fn usage(e: warden_mcp::Error) -> CliError {
+    CliError::Usage { message: e.to_string() }
+}

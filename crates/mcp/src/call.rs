@@ -1,0 +1,194 @@
+//! One function per tool: parse the arguments, decide, do the work, shape the result.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::CallToolResult;
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use serde::de::DeserializeOwned;
+use warden_engine::{Outcome, Query};
+use warden_policy::ast::Verdict;
+
+use crate::gate::{self, Gate, OwnedJob, Shared};
+use crate::paths::{ToolPath, resolve};
+use crate::server::{Warden, decide_tool, file_result, refused, result};
+use crate::tools::{DecisionView, EditFileArgs, ExecArgs, ExplainArgs, ExplainOut, ListDirArgs, ReadFileArgs, SearchArgs, WriteFileArgs};
+use crate::{files, search};
+
+/// The longest command string `exec` takes.
+const COMMAND_CAP: usize = 64 * 1024;
+
+/// Runs tool `name` (known and visible) with `args`.
+pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Peer<RoleServer>) -> Result<CallToolResult, McpError> {
+    Ok(match name {
+        "read_file" => {
+            let a: ReadFileArgs = parse(name, args)?;
+            file_tool(w, peer, name, &a.path, move |s, p| files::read_file(&s.root, p, a.start_line, a.end_line), |r| {
+                let cut = if r.truncated { " (cut at the size cap: read on with start_line)" } else { "" };
+                format!("{}: lines {}-{} of {}{cut}\n{}", r.path, r.start_line, r.end_line, r.total_lines, r.content)
+            })
+            .await
+        }
+        "list_dir" => {
+            let a: ListDirArgs = parse(name, args)?;
+            let path = a.path.unwrap_or_else(|| ".".to_string());
+            file_tool(w, peer, name, &path, |s, p| files::list_dir(&s.root, p), |r| {
+                let mut text = format!("{}: {} entries{}\n", r.path, r.entries.len(), if r.truncated { " (cut at the cap)" } else { "" });
+                for e in &r.entries {
+                    match e.kind.as_str() {
+                        "dir" => text.push_str(&format!("{}/\n", e.name)),
+                        "file" => text.push_str(&format!("{} ({} bytes)\n", e.name, e.size)),
+                        kind => text.push_str(&format!("{} ({kind})\n", e.name)),
+                    }
+                }
+                text
+            })
+            .await
+        }
+        "search" => {
+            let a: SearchArgs = parse(name, args)?;
+            let path = a.path.clone().unwrap_or_else(|| ".".to_string());
+            file_tool(w, peer, name, &path, move |s, p| {
+                let engine = s.engine();
+                let agent = s.agent.as_deref();
+                let readable = |abs: &str| engine.explain(agent, Query::Tool { name: "read_file", path: Some(abs) }).decision.verdict != Verdict::Deny;
+                search::search(&s.workspace, p, &a.pattern, a.case_insensitive.unwrap_or(false), a.max_results, &readable)
+            }, |r| {
+                let mut text = format!("{} matching lines in {} files searched", r.matches.len(), r.files_searched);
+                if r.files_denied > 0 {
+                    text.push_str(&format!(" ({} files the policy does not let you read were left out)", r.files_denied));
+                }
+                if r.truncated {
+                    text.push_str(" (cut at max_results)");
+                }
+                text.push('\n');
+                for m in &r.matches {
+                    text.push_str(&format!("{}:{}: {}\n", m.path, m.line, m.text));
+                }
+                text
+            })
+            .await
+        }
+        "write_file" => {
+            let a: WriteFileArgs = parse(name, args)?;
+            let path = a.path.clone();
+            file_tool(w, peer, name, &path, move |s, p| files::write_file(&s.root, p, &a.content), |r| {
+                format!("wrote {} bytes to {} ({})", r.bytes, r.path, if r.created { "created" } else { "replaced" })
+            })
+            .await
+        }
+        "edit_file" => {
+            let a: EditFileArgs = parse(name, args)?;
+            let path = a.path.clone();
+            file_tool(w, peer, name, &path, move |s, p| files::edit_file(&s.root, p, &a.old, &a.new), |r| {
+                format!("edited {}: replaced the snippet once; the file is now {} bytes", r.path, r.bytes)
+            })
+            .await
+        }
+        "exec" => exec(w, peer, parse(name, args)?).await?,
+        "explain" => explain(&w.shared, parse(name, args)?)?,
+        _ => return Err(McpError::invalid_params(format!("unknown tool `{name}`"), None)),
+    })
+}
+
+fn parse<T: DeserializeOwned>(tool: &str, args: serde_json::Value) -> Result<T, McpError> {
+    serde_json::from_value(args).map_err(|e| McpError::invalid_params(format!("invalid arguments for `{tool}`: {e}"), None))
+}
+
+/// Resolves the path, decides, and runs `work` on the blocking pool when allowed.
+async fn file_tool<T, W, S>(w: &Warden, peer: &Peer<RoleServer>, tool: &str, path: &str, work: W, summary: S) -> CallToolResult
+where
+    T: serde::Serialize + Send + 'static,
+    W: FnOnce(&Shared, &ToolPath) -> Result<T, String> + Send + 'static,
+    S: FnOnce(&T) -> String,
+{
+    let p = match resolve(&w.shared.workspace, path) {
+        Ok(p) => p,
+        Err(why) => return file_result::<T>(tool, &refused(&w.shared, tool, path, why), None, summary),
+    };
+    let gate = decide_tool(w, peer, tool, &p.abs).await;
+    if matches!(gate, Gate::Refused(..)) {
+        return file_result::<T>(tool, &gate, None, summary);
+    }
+    let shared = Arc::clone(&w.shared);
+    let done = tokio::task::spawn_blocking(move || work(&shared, &p)).await;
+    let outcome = done.unwrap_or_else(|e| Err(format!("the tool failed inside warden: {e}")));
+    file_result(tool, &gate, Some(outcome), summary)
+}
+
+async fn exec(w: &Warden, peer: &Peer<RoleServer>, a: ExecArgs) -> Result<CallToolResult, McpError> {
+    let (subject, job) = match (a.command, a.argv) {
+        (Some(c), None) => (c.clone(), OwnedJob::Shell(c)),
+        (None, Some(v)) if !v.is_empty() => (warden_engine::quote_argv(&v), OwnedJob::Argv(v)),
+        _ => return Err(McpError::invalid_params("exec: give `command` (a string) or `argv` (a non-empty list), one of them", None)),
+    };
+    if subject.len() > COMMAND_CAP {
+        return Err(McpError::invalid_params(format!("exec: the command is {} bytes; the cap is {COMMAND_CAP}", subject.len()), None));
+    }
+    let timeout = match a.timeout_secs {
+        Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
+        Some(t) => return Err(McpError::invalid_params(format!("exec: timeout_secs must be a positive number, not {t}"), None)),
+        None => None,
+    };
+    let shared = &w.shared;
+    let mut engine = shared.engine();
+    if let Some(cwd) = &a.cwd {
+        let p = resolve(&shared.workspace, cwd).map_err(|e| McpError::invalid_params(format!("exec: cwd: {e}"), None))?;
+        let mut context = engine.context().clone();
+        context.cwd = p.abs;
+        engine = Arc::new((*engine).clone().with_context(context));
+    }
+    let outcome = match gate::decide(&engine, shared.agent.as_deref(), peer, Query::Command(&subject), "exec", &subject).await {
+        Gate::Refused(x, why) => Outcome::refused(&x, why),
+        Gate::Go(x) => gate::run(Arc::clone(shared), engine, x, job, timeout).await,
+    };
+    Ok(result(exec_summary(&outcome), &outcome, !outcome.ran || outcome.run.timed_out))
+}
+
+/// What a model reads of a run.
+fn exec_summary(o: &Outcome) -> String {
+    let d = DecisionView::of(&o.decision);
+    let by = d.by();
+    if let Some(why) = &o.refused {
+        return format!("not run: {why} ({by})");
+    }
+    let tier = d.tier.as_deref().map(|t| format!(", tier {t}")).unwrap_or_default();
+    let end = if o.run.timed_out {
+        "timed out".to_string()
+    } else if let Some(sig) = &o.run.signal {
+        format!("killed by {sig}")
+    } else {
+        format!("exit {}", o.run.exit_code.unwrap_or(-1))
+    };
+    let mut text = format!("{end} in {:.0} ms ({}{tier} {by})\n", o.run.duration_ms, o.decision.verdict.as_str());
+    for den in &o.run.denials {
+        text.push_str(&format!("the sandbox refused {} {}\n", den.op, den.target));
+    }
+    for (label, s) in [("stdout", &o.run.stdout), ("stderr", &o.run.stderr)] {
+        if !s.text.is_empty() {
+            let cut = if s.truncated { format!(" (cut; {} bytes in all)", s.bytes) } else { String::new() };
+            text.push_str(&format!("--- {label}{cut} ---\n{}", s.text));
+            if !s.text.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+    }
+    text
+}
+
+fn explain(shared: &Shared, a: ExplainArgs) -> Result<CallToolResult, McpError> {
+    let x = match (&a.command, &a.tool) {
+        (Some(c), None) if a.path.is_none() => shared.explain(Query::Command(c)),
+        (None, Some(t)) => shared.explain(Query::Tool { name: t, path: a.path.as_deref() }),
+        _ => return Err(McpError::invalid_params("explain: give `command`, or `tool` with an optional `path`", None)),
+    };
+    let decision = DecisionView::of(&x.decision);
+    let parts: Vec<serde_json::Value> = x.decision.parts.iter().filter_map(|p| serde_json::to_value(p).ok()).collect();
+    let tier = decision.tier.as_deref().map(|t| format!(" (tier {t})")).unwrap_or_default();
+    let mut text = format!("{}{tier} {}: {}\n", x.decision.verdict.as_str(), decision.by(), decision.reason);
+    for p in &x.decision.parts {
+        text.push_str(&format!("- {}: {}\n", p.verdict.as_str(), p.reason));
+    }
+    let out = ExplainOut { decision, parts, agent: x.agent.clone(), ran: false };
+    Ok(result(text, &out, false))
+}

@@ -1,0 +1,157 @@
+//! warden's MCP server: the agent loop's interface to the engine.
+//!
+//! What it does: serves the tools `read_file`, `list_dir`, `search`, `write_file`, `edit_file`,
+//! `exec` and `explain` over stdio or streamable HTTP. Every call is decided by the policy
+//! (allow, ask, deny); `ask` goes to the client as an elicitation when it declared that
+//! capability, and is refused otherwise. Each result carries `structuredContent` matching the
+//! tool's output schema, with the deciding rule, and a short text summary.
+//!
+//! What it does not: it does not decide by itself (every verdict comes from the engine), and it
+//! keeps no state between calls but the policy.
+//!
+//! Invariants it keeps:
+//! - File tools reach the workspace only: paths are resolved lexically first, then opened
+//!   through a `cap-std` directory, so `..` and symlinks cannot leave it.
+//! - A tool the policy denies outright is not listed, and calling it anyway is refused.
+//! - Every malformed message gets a JSON-RPC error and the server goes on serving; request
+//!   lines, bodies and arguments are capped.
+//! - HTTP binds loopback unless a bearer token is configured.
+#![forbid(unsafe_code)]
+
+mod call;
+mod files;
+mod gate;
+mod http;
+mod paths;
+mod search;
+mod server;
+mod stdio;
+mod tools;
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use warden_engine::{Engine, Environment};
+
+pub use http::{HttpOptions, Token, serve_http};
+pub use server::Warden;
+pub use stdio::{LINE_CAP, LineTransport};
+
+/// What the server is built from.
+#[derive(Debug)]
+pub struct Options {
+    /// The compiled policy, in the context of the workspace.
+    pub engine: Engine,
+    /// The process environment, read once.
+    pub env: Environment,
+    /// The agent identity calls are decided for.
+    pub agent: Option<String>,
+    /// Where the audit log goes.
+    pub audit_log: Option<PathBuf>,
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The workspace cannot be opened.
+    #[error("cannot open the workspace `{path}`: {source}")]
+    Workspace {
+        /// The workspace.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Off loopback without a token.
+    #[error("refusing to serve on `{addr}` without a token: an address off loopback needs --token-file")]
+    TokenRequired {
+        /// The address.
+        addr: String,
+    },
+    /// The token file cannot be read.
+    #[error("cannot read the token file `{path}`: {source}")]
+    Token {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The token file holds no usable token.
+    #[error("the token file `{path}` holds no token (or one over 4096 bytes)")]
+    TokenEmpty {
+        /// The file.
+        path: String,
+    },
+    /// The address cannot be bound.
+    #[error("cannot listen on `{addr}`: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The MCP session failed.
+    #[error("the MCP session failed: {0}")]
+    Session(String),
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+impl Warden {
+    /// A server over `opts`.
+    ///
+    /// # Errors
+    /// When the workspace cannot be opened.
+    pub fn new(opts: Options) -> Result<Warden, Error> {
+        let workspace = PathBuf::from(&opts.engine.context().workspace);
+        let root = cap_std::fs::Dir::open_ambient_dir(&workspace, cap_std::ambient_authority())
+            .map_err(|source| Error::Workspace { path: workspace.display().to_string(), source })?;
+        let shared = gate::Shared {
+            engine: RwLock::new(Arc::new(opts.engine)),
+            env: opts.env,
+            agent: opts.agent,
+            workspace,
+            root,
+            audit_log: opts.audit_log,
+        };
+        Ok(Warden { shared: Arc::new(shared) })
+    }
+
+    /// The audit log the server was given (the engine's session writes it).
+    pub fn audit_log(&self) -> Option<&std::path::Path> {
+        self.shared.audit_log.as_deref()
+    }
+
+    /// Serves one client over `read`/`write` (stdio) until it hangs up.
+    ///
+    /// # Errors
+    /// When the session cannot start (the client never initialised).
+    pub async fn serve_lines<R, W>(self, read: R, write: W) -> Result<(), Error>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let transport = LineTransport::new(read, write, LINE_CAP);
+        let running = rmcp::serve_server(self, transport).await.map_err(|e| Error::Session(e.to_string()))?;
+        running.waiting().await.map_err(|e| Error::Session(e.to_string()))?;
+        Ok(())
+    }
+}
+
+/// Runs `work` on a fresh multi-threaded runtime, blocking until it ends.
+///
+/// # Errors
+/// When the runtime cannot start, or `work`'s error.
+pub fn block_on<F: std::future::Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(Error::Runtime)?;
+    runtime.block_on(work)
+}
+
+/// Serves stdio until the client hangs up (blocking).
+///
+/// # Errors
+/// See [`Warden::serve_lines`].
+pub fn serve_stdio(server: Warden) -> Result<(), Error> {
+    block_on(server.serve_lines(tokio::io::stdin(), tokio::io::stdout()))
+}

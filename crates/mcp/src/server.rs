@@ -1,0 +1,135 @@
+//! The MCP handler: lists the tools the policy does not deny outright and dispatches calls.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde::Serialize;
+use warden_engine::Query;
+use warden_policy::ast::Verdict;
+
+use crate::gate::{self, Gate, Shared};
+use crate::tools::{self, DecisionView, FileResult};
+
+/// The largest `arguments` object of one call, serialised.
+pub const ARGUMENT_CAP: usize = 8 << 20;
+
+/// The MCP server: one value per connection, sharing the policy and the workspace.
+#[derive(Clone)]
+pub struct Warden {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Warden {
+    /// Whether `name` is hidden from this agent: its policy denies the tool outright (`exec`
+    /// only when a rule names it: commands are decided by the exec rules). `explain` is never
+    /// hidden: it runs nothing.
+    fn hidden(&self, name: &str) -> bool {
+        if name == "explain" {
+            return false;
+        }
+        let x = self.shared.explain(Query::Tool { name, path: None });
+        x.decision.verdict == Verdict::Deny && (name != "exec" || !x.decision.rules.is_empty())
+    }
+
+    /// The tools this agent sees.
+    pub fn visible_tools(&self) -> Vec<rmcp::model::Tool> {
+        tools::NAMES.iter().filter(|n| !self.hidden(n)).filter_map(|n| tools::describe(n)).collect()
+    }
+}
+
+impl ServerHandler for Warden {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("warden", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "warden decides every call against its policy (allow, ask, deny), runs commands in a sandbox, \
+                 and returns the deciding rule with each result. Use `explain` to see what a call would get.",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        // 2026-07-28 forbids server-to-client requests, and `ask` is settled by elicitation.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.visible_tools()))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let size = serde_json::to_vec(&args).map(|v| v.len()).unwrap_or(usize::MAX);
+        if size > ARGUMENT_CAP {
+            return Err(McpError::invalid_params(format!("the arguments are {size} bytes; the cap is {ARGUMENT_CAP}"), None));
+        }
+        if !tools::NAMES.contains(&name.as_str()) {
+            return Err(McpError::invalid_params(format!("unknown tool `{name}`; the tools are {}", tools::NAMES.join(", ")), None));
+        }
+        if self.hidden(&name) {
+            let x = self.shared.explain(Query::Tool { name: &name, path: None });
+            let view = DecisionView::of(&x.decision);
+            return Err(McpError::invalid_params(
+                format!("the tool `{name}` is denied to this agent: {} ({})", view.reason, view.by()),
+                None,
+            ));
+        }
+        let result = crate::call::dispatch(self, &name, args, &context.peer).await?;
+        Ok(result.into())
+    }
+}
+
+/// A tool result: the text a model reads, the structured content, and whether it failed.
+pub(crate) fn result(text: String, structured: &impl Serialize, failed: bool) -> CallToolResult {
+    let mut r = if failed { CallToolResult::error(vec![ContentBlock::text(text)]) } else { CallToolResult::success(vec![ContentBlock::text(text)]) };
+    r.structured_content = serde_json::to_value(structured).ok();
+    r
+}
+
+/// A file tool's result from its decision and outcome.
+pub(crate) fn file_result<T: Serialize>(
+    tool: &str,
+    gate: &Gate,
+    outcome: Option<Result<T, String>>,
+    summary: impl FnOnce(&T) -> String,
+) -> CallToolResult {
+    let (x, refused) = match gate {
+        Gate::Go(x) => (x, None),
+        Gate::Refused(x, why) => (x, Some(why.clone())),
+    };
+    let decision = DecisionView::of(&x.decision);
+    let (ok, error, value) = match (refused, outcome) {
+        (Some(why), _) => (false, Some(why), None),
+        (None, Some(Ok(v))) => (true, None, Some(v)),
+        (None, Some(Err(e))) => (false, Some(e), None),
+        (None, None) => (false, Some("nothing was done".to_string()), None),
+    };
+    let text = match (&value, &error) {
+        (Some(v), _) => summary(v),
+        (None, Some(e)) => format!("{tool}: not done: {e} ({})", decision.by()),
+        (None, None) => format!("{tool}: not done"),
+    };
+    let out = FileResult { decision, ok, error, result: value };
+    result(text, &out, !ok)
+}
+
+/// `gate` for a call whose path could not be resolved: decided but refused.
+pub(crate) fn refused(shared: &Shared, tool: &str, path: &str, why: String) -> Gate {
+    Gate::Refused(shared.explain(Query::Tool { name: tool, path: Some(path) }), why)
+}
+
+/// Decides a call (for `gate::decide` with the shared policy).
+pub(crate) async fn decide_tool(w: &Warden, peer: &rmcp::Peer<RoleServer>, tool: &str, abs: &str) -> Gate {
+    let engine = w.shared.engine();
+    gate::decide(&engine, w.shared.agent.as_deref(), peer, Query::Tool { name: tool, path: Some(abs) }, tool, abs).await
+}
