@@ -37,6 +37,8 @@ enum Command {
     Test(cmd::test::Args),
     /// Serve the tools to an agent over MCP (stdio, or streamable HTTP with --http).
     Serve(cmd::serve::Args),
+    /// Answer an agent's pre-tool hook (Claude Code, Gemini CLI) from the policy; fail closed.
+    Hook(cmd::hook::Args),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Test(args) => cmd::test::run(&args),
         Command::Run(args) => cmd::run::run(&args),
         Command::Serve(args) => cmd::serve::run(&args),
+        Command::Hook(args) => cmd::hook::run(&args),
     };
     match result {
         Ok(code) => code,

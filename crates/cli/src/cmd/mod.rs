@@ -4,6 +4,7 @@ pub mod audit;
 pub mod check;
 pub mod explain;
 pub mod fmt;
+pub mod hook;
 pub mod run;
 pub mod serve;
 pub mod test;

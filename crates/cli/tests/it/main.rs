@@ -4,5 +4,6 @@ mod audit;
 mod broken;
 mod cli;
 mod corpus;
+mod hook;
 mod run;
 mod support;

@@ -1,0 +1,307 @@
+//! `warden hook claude-code` and `warden hook gemini`: an agent's pre-tool hook, decided by the
+//! policy exactly as `warden explain` decides (docs/hooks.md shows how to install each).
+//!
+//! Reads one hook input (JSON) from stdin, maps the tool call onto warden's requests (a shell
+//! tool's command string, or a tool with its path), decides it, and answers in the agent's
+//! protocol: allow and ask exit 0 with the protocol's JSON; deny exits 2 (the block code of
+//! both protocols) with the reason on stderr and the protocol's JSON deny on stdout.
+//!
+//! Fails closed: input that cannot be read, is larger than [`MAX_INPUT`], is not the
+//! protocol's JSON, or a policy that does not load, is a deny whose reason is the error.
+//! Nothing is run: the agent runs the tool itself, unconfined, once warden allows it.
+
+mod call;
+mod claude;
+mod gemini;
+
+use crate::load::{PolicyArgs, context, environment, layers};
+use crate::output::CliError;
+use call::{Call, InputError, Request};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use warden_engine::{Engine, Explanation, Query};
+use warden_policy::ast::Verdict;
+use warden_policy::{Part, Subject};
+
+/// The largest hook input read, in bytes; a larger one is denied.
+pub const MAX_INPUT: u64 = 4 * 1024 * 1024;
+
+/// Arguments of `warden hook`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The agent whose hook protocol to speak.
+    #[arg(value_enum)]
+    protocol: Protocol,
+    /// A policy file; repeat to stack layers, top first. Without it, warden discovers the
+    /// layers from the hook's working directory over the embedded default.
+    #[arg(long = "policy", value_name = "FILE")]
+    policies: Vec<PathBuf>,
+    /// The workspace (`${workspace}`); default: the repository root of the hook's working
+    /// directory (its `cwd` field), else that directory.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// The agent identity to decide for.
+    #[arg(long)]
+    agent: Option<String>,
+}
+
+/// The hook protocols warden speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Protocol {
+    /// Claude Code's `PreToolUse` hook.
+    ClaudeCode,
+    /// Gemini CLI's `BeforeTool` hook.
+    Gemini,
+}
+
+/// What warden answers for one hook call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, naming the deciding rule (file:line) and the part that decided.
+    pub reason: String,
+}
+
+/// What the hook prints and how it exits.
+#[derive(Debug, Clone)]
+pub struct Response {
+    stdout: Value,
+    stderr: Option<String>,
+    code: u8,
+}
+
+impl Response {
+    /// `stdout` for `outcome`; a deny exits 2 with its reason on stderr.
+    fn new(outcome: &Outcome, stdout: Value) -> Self {
+        match outcome.verdict {
+            Verdict::Deny => Response { stdout, stderr: Some(outcome.reason.clone()), code: 2 },
+            Verdict::Allow | Verdict::Ask => Response { stdout, stderr: None, code: 0 },
+        }
+    }
+
+    /// Prints the response. A response that cannot be written exits 2 (a block).
+    fn emit(&self) -> ExitCode {
+        let mut out = std::io::stdout().lock();
+        let written = writeln!(out, "{}", self.stdout).and_then(|()| out.flush());
+        if let Some(reason) = &self.stderr {
+            eprintln!("{reason}");
+        }
+        match written {
+            Ok(()) => ExitCode::from(self.code),
+            Err(e) => {
+                eprintln!("warden: cannot write the hook's answer: {e}");
+                ExitCode::from(2)
+            }
+        }
+    }
+}
+
+/// Why warden could not decide a hook call (each is a deny).
+#[derive(Debug, thiserror::Error)]
+enum HookError {
+    #[error("cannot read the hook input: {0}")]
+    Read(std::io::Error),
+    #[error("the hook input is larger than {MAX_INPUT} bytes")]
+    TooLarge,
+    #[error("the hook input is empty")]
+    Empty,
+    #[error("the hook input is not JSON: {0}")]
+    Json(serde_json::Error),
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("the policy does not load: {0}")]
+    Load(CliError),
+    #[error("the policy does not load: {count} error(s), the first: {first}")]
+    Policy { count: usize, first: String },
+    #[error("warden failed while deciding (a bug): {0}")]
+    Panic(String),
+}
+
+/// Answers one hook call read from stdin.
+///
+/// # Errors
+/// None: every failure is answered as a deny in the protocol's format.
+pub fn run(args: &Args) -> Result<ExitCode, CliError> {
+    let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let value = read_input(std::io::stdin().lock())?;
+        let call = match args.protocol {
+            Protocol::ClaudeCode => claude::parse(&value)?,
+            Protocol::Gemini => gemini::parse(&value)?,
+        };
+        decide(args, &call)
+    }));
+    let outcome = match decided {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(e)) => failed(&e),
+        Err(panic) => failed(&HookError::Panic(panic_text(panic.as_ref()))),
+    };
+    let response = match args.protocol {
+        Protocol::ClaudeCode => claude::respond(&outcome),
+        Protocol::Gemini => gemini::respond(&outcome),
+    };
+    Ok(response.emit())
+}
+
+/// The deny for an error.
+fn failed(e: &HookError) -> Outcome {
+    Outcome { verdict: Verdict::Deny, reason: format!("warden could not decide, so it denies: {e}") }
+}
+
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| String::from("unknown panic"))
+}
+
+/// Reads at most [`MAX_INPUT`] bytes and parses them as JSON.
+fn read_input(input: impl Read) -> Result<Value, HookError> {
+    let mut buf = Vec::new();
+    input.take(MAX_INPUT + 1).read_to_end(&mut buf).map_err(HookError::Read)?;
+    if buf.len() as u64 > MAX_INPUT {
+        return Err(HookError::TooLarge);
+    }
+    if buf.iter().all(u8::is_ascii_whitespace) {
+        return Err(HookError::Empty);
+    }
+    serde_json::from_slice(&buf).map_err(HookError::Json)
+}
+
+/// Decides one call: the one place a hook's verdict comes from (an audit record of the call
+/// and its outcome belongs here). Every request of the call is explained as `warden explain`
+/// would, in the call's working directory; the most severe verdict decides.
+fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
+    let engine = engine(args, call)?;
+    let mut decided: Option<(Explanation, &Request)> = None;
+    for request in &call.requests {
+        let query = match request {
+            Request::Command(text) => Query::Command(text),
+            Request::Tool { name, path } => Query::Tool { name, path: path.as_deref() },
+        };
+        let x = engine.explain(args.agent.as_deref(), query);
+        if decided.as_ref().is_none_or(|(d, _)| x.decision.verdict > d.decision.verdict) {
+            decided = Some((x, request));
+        }
+    }
+    let (x, request) = decided.ok_or_else(|| HookError::Panic(String::from("a call without requests")))?;
+    Ok(Outcome { verdict: x.decision.verdict, reason: reason(&x, request) })
+}
+
+/// The engine for the call: the layers discovered from (or given for) its working directory,
+/// the workspace its repository root unless `--workspace` says otherwise.
+fn engine(args: &Args, call: &Call) -> Result<Engine, HookError> {
+    let mut env = environment().map_err(HookError::Load)?;
+    env.cwd.clone_from(&call.cwd);
+    let options = PolicyArgs {
+        policies: args.policies.clone(),
+        workspace: args.workspace.clone(),
+        cwd: Some(call.cwd.clone()),
+    };
+    let layers = layers(&options, &env).map_err(HookError::Load)?;
+    let context = context(&options, &env).map_err(HookError::Load)?;
+    Engine::new(&layers, context).map_err(|d| HookError::Policy {
+        count: d.0.len(),
+        first: d.0.first().map(|d| d.short()).unwrap_or_default(),
+    })
+}
+
+/// `warden <verdict>s <tool>: <reason> (<file:line>, ...; decided by <part>)`.
+fn reason(x: &Explanation, request: &Request) -> String {
+    let d = &x.decision;
+    let verb = match d.verdict {
+        Verdict::Allow => "allows",
+        Verdict::Ask => "asks about",
+        Verdict::Deny => "denies",
+    };
+    let what = match request {
+        Request::Command(text) => format!("`{}`", clip(text)),
+        Request::Tool { name, path: Some(p) } => format!("{name} `{}`", clip(p)),
+        Request::Tool { name, path: None } => name.clone(),
+    };
+    // The part that decided: among those with the combined verdict, one an explicit rule
+    // decided (rather than the default) if there is one.
+    let with_verdict = || d.parts.iter().filter(|p| p.verdict == d.verdict);
+    let part = with_verdict().find(|p| !p.rules.is_empty()).or_else(|| with_verdict().next());
+    let (why, rules) = part.map_or((&d.reason, &d.rules), |p| (&p.reason, &p.rules));
+    let mut notes = Vec::new();
+    let mut places: Vec<String> = rules.iter().map(|r| format!("{}:{}", r.file, r.line)).collect();
+    places.dedup();
+    if places.len() > 3 {
+        places.truncate(3);
+        places.push(String::from("..."));
+    }
+    if !places.is_empty() {
+        notes.push(format!("rule {}", places.join(", ")));
+    }
+    if d.parts.len() > 1
+        && let Some(part) = part.and_then(|p| part_text(p, request))
+    {
+        notes.push(format!("decided by {part}"));
+    }
+    let notes = if notes.is_empty() { String::new() } else { format!(" [{}]", notes.join("; ")) };
+    format!("warden {verb} {what}: {}{notes}", clip(why))
+}
+
+/// The part that decided, quoted from the command string where it has a place there; `None`
+/// when it is the request itself (the whole command, the tool).
+fn part_text(part: &Part, request: &Request) -> Option<String> {
+    if let (Request::Command(text), Some(span)) = (request, &part.span)
+        && let Some(quoted) = text.get(span.clone())
+    {
+        return (quoted.trim() != text.trim()).then(|| format!("`{}`", clip(quoted)));
+    }
+    match &part.subject {
+        Subject::Command { argv } => Some(format!("`{}`", clip(&argv.join(" ")))),
+        Subject::Pipe { from, into } => Some(format!("`{from}` piped into `{into}`")),
+        Subject::Path { access, path } => Some(format!("the {access} of `{path}`")),
+        Subject::Tool { .. } => None,
+        Subject::Opaque { text, .. } => Some(format!("`{}`", clip(text))),
+        Subject::Request { problem } => Some(problem.clone()),
+    }
+}
+
+/// At most 200 characters of `s`, on one line.
+fn clip(s: &str) -> String {
+    let one_line = s.replace('\n', " ");
+    match one_line.char_indices().nth(200) {
+        Some((i, _)) => format!("{}...", one_line.get(..i).unwrap_or_default()),
+        None => one_line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_is_capped_and_must_be_json() {
+        assert!(matches!(read_input(&b"{}"[..]), Ok(Value::Object(_))));
+        assert!(matches!(read_input(&b" \n"[..]), Err(HookError::Empty)));
+        assert!(matches!(read_input(&b"{"[..]), Err(HookError::Json(_))));
+        let huge = vec![b' '; usize::try_from(MAX_INPUT).unwrap() + 1];
+        assert!(matches!(read_input(&huge[..]), Err(HookError::TooLarge)));
+    }
+
+    #[test]
+    fn a_failure_is_a_deny_naming_the_error() {
+        let o = failed(&HookError::Empty);
+        assert_eq!(o.verdict, Verdict::Deny);
+        assert_eq!(o.reason, "warden could not decide, so it denies: the hook input is empty");
+        let r = claude::respond(&o);
+        assert_eq!(r.code, 2);
+        assert_eq!(r.stdout["hookSpecificOutput"]["permissionDecision"], "deny");
+        let r = gemini::respond(&o);
+        assert_eq!((r.code, r.stderr.as_deref()), (2, Some(o.reason.as_str())));
+        assert_eq!(r.stdout["decision"], "deny");
+    }
+
+    #[test]
+    fn long_text_is_clipped_to_one_line() {
+        assert_eq!(clip("a\nb"), "a b");
+        assert_eq!(clip(&"x".repeat(300)).len(), 203);
+    }
+}

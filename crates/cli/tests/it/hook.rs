@@ -1,0 +1,288 @@
+//! `warden hook claude-code` and `warden hook gemini` on recorded hook inputs
+//! (tests/data/hooks/<protocol>/*.json: the field sets each agent sends), under each shipped
+//! policy, and on the inputs that must fail closed.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+
+use crate::support::{repo, stderr, tempdir, warden};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+/// Each recorded input with its expected verdict under default.policy, ci.policy and
+/// readonly.policy, in that order.
+const CLAUDE: &[(&str, [&str; 3])] = &[
+    ("bash-git-status", ["allow", "allow", "allow"]),
+    ("bash-compound-push", ["deny", "deny", "deny"]),
+    ("bash-cargo-build", ["ask", "allow", "deny"]),
+    ("bash-background-server", ["ask", "allow", "deny"]),
+    ("bash-cat-env", ["deny", "deny", "deny"]),
+    ("bash-curl-sh", ["deny", "deny", "deny"]),
+    ("read-src", ["allow", "allow", "allow"]),
+    ("read-range", ["allow", "allow", "allow"]),
+    ("read-ssh-key", ["deny", "deny", "deny"]),
+    ("write-src", ["ask", "allow", "deny"]),
+    ("write-git-hook", ["deny", "deny", "deny"]),
+    ("edit-src", ["ask", "allow", "deny"]),
+    ("edit-replace-all", ["ask", "allow", "deny"]),
+    ("multiedit-src", ["ask", "allow", "deny"]),
+    ("notebook-edit", ["ask", "allow", "deny"]),
+    ("glob", ["allow", "allow", "allow"]),
+    ("grep", ["allow", "allow", "allow"]),
+    ("ls", ["allow", "allow", "allow"]),
+    ("webfetch", ["ask", "deny", "deny"]),
+    ("websearch", ["ask", "deny", "deny"]),
+    ("mcp-create-issue", ["ask", "deny", "deny"]),
+    ("mcp-delete-branch", ["deny", "deny", "deny"]),
+    ("todowrite", ["ask", "deny", "deny"]),
+];
+
+/// As [`CLAUDE`], for Gemini CLI.
+const GEMINI: &[(&str, [&str; 3])] = &[
+    ("run-shell-ls", ["allow", "allow", "allow"]),
+    ("run-shell-dir-path", ["ask", "allow", "deny"]),
+    ("run-shell-rm", ["deny", "deny", "deny"]),
+    ("run-shell-compound-push", ["deny", "deny", "deny"]),
+    ("read-file", ["allow", "allow", "allow"]),
+    ("read-file-legacy", ["allow", "allow", "allow"]),
+    ("read-env", ["deny", "deny", "deny"]),
+    ("write-file", ["ask", "allow", "deny"]),
+    ("replace", ["ask", "allow", "deny"]),
+    ("replace-guarded", ["deny", "deny", "deny"]),
+    ("list-directory", ["allow", "allow", "allow"]),
+    ("glob", ["allow", "allow", "allow"]),
+    ("grep-search", ["allow", "allow", "allow"]),
+    ("search-file-content-legacy", ["allow", "allow", "allow"]),
+    ("read-many-files", ["allow", "allow", "allow"]),
+    ("read-many-files-env", ["deny", "deny", "deny"]),
+    ("web-fetch", ["ask", "deny", "deny"]),
+    ("google-web-search", ["ask", "deny", "deny"]),
+    ("save-memory", ["ask", "deny", "deny"]),
+    ("mcp-create-pull-request", ["ask", "deny", "deny"]),
+    ("mcp-merge-pull-request", ["deny", "deny", "deny"]),
+];
+
+const POLICIES: [&str; 3] = ["default", "ci", "readonly"];
+
+fn data(protocol: &str) -> PathBuf {
+    repo().join("crates/cli/tests/data/hooks").join(protocol)
+}
+
+/// Runs `warden hook PROTOCOL ARGS...` with `input` on stdin, from an empty folder.
+fn hook(protocol: &str, args: &[&str], input: &[u8]) -> Output {
+    let dir = tempdir("hook");
+    hook_in(&dir, &dir, protocol, args, input)
+}
+
+fn hook_in(cwd: &Path, home: &Path, protocol: &str, args: &[&str], input: &[u8]) -> Output {
+    let mut child = warden(cwd, home)
+        .arg("hook")
+        .arg(protocol)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The hook may stop reading early (an oversized input): a broken pipe is expected then.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    child.wait_with_output().unwrap()
+}
+
+/// The verdict and reason a hook answered, checked against its protocol's shape: JSON on
+/// stdout; allow and ask exit 0, deny exits 2 with the reason on stderr.
+fn answer(protocol: &str, out: &Output) -> (String, String) {
+    let json: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    let (verdict, reason) = if protocol == "claude-code" {
+        let h = &json["hookSpecificOutput"];
+        assert_eq!(h["hookEventName"], "PreToolUse", "{json}");
+        (h["permissionDecision"].as_str(), h["permissionDecisionReason"].as_str())
+    } else {
+        (json["decision"].as_str(), json["reason"].as_str())
+    };
+    let (verdict, reason) = (verdict.unwrap().to_string(), reason.unwrap().to_string());
+    if verdict == "deny" {
+        assert_eq!(out.status.code(), Some(2), "a deny must exit 2 (block): {json}");
+        assert_eq!(stderr(out).trim(), reason, "a deny's stderr is its reason");
+    } else {
+        assert_eq!(out.status.code(), Some(0), "{json}\n{}", stderr(out));
+    }
+    (verdict, reason)
+}
+
+fn recorded(protocol: &str, table: &[(&str, [&str; 3])]) {
+    // Every recorded input is in the table, and every table entry has its input.
+    let mut files: Vec<String> = std::fs::read_dir(data(protocol))
+        .unwrap()
+        .map(|e| e.unwrap().path().file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut named: Vec<String> = table.iter().map(|(f, _)| (*f).to_string()).collect();
+    named.sort();
+    assert_eq!(files, named, "recorded inputs and expectations differ");
+    let mut wrong = Vec::new();
+    for (i, policy) in POLICIES.iter().enumerate() {
+        let file = repo().join("policies").join(format!("{policy}.policy"));
+        for (name, expected) in table {
+            let input = std::fs::read(data(protocol).join(format!("{name}.json"))).unwrap();
+            let out = hook(protocol, &["--policy", file.to_str().unwrap()], &input);
+            let (verdict, reason) = answer(protocol, &out);
+            if verdict != expected[i] {
+                wrong.push(format!("{policy}/{name}: wanted {}, got {verdict}: {reason}", expected[i]));
+            }
+            // A decision by a rule names it; a failure to decide is never a verdict here.
+            assert!(!reason.contains("could not decide"), "{policy}/{name}: {reason}");
+            if !reason.contains("the default is") {
+                assert!(reason.contains(&format!("{policy}.policy:")), "{policy}/{name}: no rule in {reason}");
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+#[test]
+fn claude_code_recorded_inputs_get_the_policy_s_verdict_in_its_protocol() {
+    recorded("claude-code", CLAUDE);
+}
+
+#[test]
+fn gemini_recorded_inputs_get_the_policy_s_verdict_in_its_protocol() {
+    recorded("gemini", GEMINI);
+}
+
+#[test]
+fn a_compound_command_s_reason_names_the_rule_and_the_part_that_decided() {
+    let input = std::fs::read(data("claude-code").join("bash-compound-push.json")).unwrap();
+    let (verdict, reason) = answer("claude-code", &hook("claude-code", &[], &input));
+    assert_eq!(verdict, "deny");
+    assert!(reason.contains("[rule policies/default.policy:"), "{reason}");
+    assert!(reason.contains("decided by `git push origin main`"), "{reason}");
+    let input = std::fs::read(data("gemini").join("read-many-files-env.json")).unwrap();
+    let (verdict, reason) = answer("gemini", &hook("gemini", &[], &input));
+    assert_eq!(verdict, "deny");
+    assert!(reason.contains("the read of `/home/dev/project/.env`"), "{reason}");
+}
+
+#[test]
+fn gemini_ask_carries_a_system_message_for_the_prompt() {
+    let input = std::fs::read(data("gemini").join("write-file.json")).unwrap();
+    let out = hook("gemini", &[], &input);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["decision"], "ask");
+    assert_eq!(json["systemMessage"], json["reason"]);
+}
+
+/// Input that must be denied, for both protocols, with the reason containing `why`.
+fn denied(input: &[u8], args: &[&str], why: &str) {
+    for protocol in ["claude-code", "gemini"] {
+        let (verdict, reason) = answer(protocol, &hook(protocol, args, input));
+        assert_eq!(verdict, "deny", "{protocol}: {reason}");
+        assert!(reason.starts_with("warden could not decide, so it denies: "), "{protocol}: {reason}");
+        assert!(reason.contains(why), "{protocol}: wanted `{why}` in {reason}");
+    }
+}
+
+/// A valid input of `protocol` with `fields` replaced.
+fn input_with(protocol: &str, file: &str, edit: impl Fn(&mut Value)) -> Vec<u8> {
+    let mut v: Value = serde_json::from_slice(&std::fs::read(data(protocol).join(file)).unwrap()).unwrap();
+    edit(&mut v);
+    serde_json::to_vec(&v).unwrap()
+}
+
+#[test]
+fn garbage_empty_and_huge_input_fail_closed() {
+    denied(b"this is not json", &[], "not JSON");
+    denied(b"", &[], "the hook input is empty");
+    denied(b"[1, 2, 3]", &[], "not a JSON object");
+    // Over the 4 MiB cap: a Bash command of 5 MiB.
+    let mut huge = br#"{"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": "/w", "tool_input": {"command": ""#.to_vec();
+    huge.extend(std::iter::repeat_n(b'a', 5 * 1024 * 1024));
+    huge.extend(br#""}}"#);
+    denied(&huge, &[], "larger than 4194304 bytes");
+}
+
+#[test]
+fn missing_fields_and_the_wrong_event_fail_closed() {
+    let claude = |edit: &dyn Fn(&mut Value)| input_with("claude-code", "bash-git-status.json", edit);
+    let gemini = |edit: &dyn Fn(&mut Value)| input_with("gemini", "run-shell-ls.json", edit);
+    let cases: [(&str, Vec<u8>, &str); 6] = [
+        ("claude-code", claude(&|v| v["tool_input"] = serde_json::json!({})), "no `tool_input.command`"),
+        ("claude-code", claude(&|v| v["hook_event_name"] = "PostToolUse".into()), "not `PostToolUse`"),
+        ("claude-code", claude(&|v| v["cwd"] = "relative/dir".into()), "`cwd` is not an absolute path"),
+        ("gemini", gemini(&|v| v["tool_input"]["command"] = 42.into()), "`tool_input.command` is not a string"),
+        ("gemini", gemini(&|v| v["hook_event_name"] = "AfterTool".into()), "not `AfterTool`"),
+        ("gemini", gemini(&|v| drop(v.as_object_mut().unwrap().remove("tool_name"))), "no `tool_name`"),
+    ];
+    for (protocol, input, why) in cases {
+        let (verdict, reason) = answer(protocol, &hook(protocol, &[], &input));
+        assert_eq!(verdict, "deny", "{protocol}: {reason}");
+        assert!(reason.contains(why), "{protocol}: wanted `{why}` in {reason}");
+    }
+}
+
+#[test]
+fn a_policy_that_does_not_load_fails_closed_with_its_error() {
+    let dir = tempdir("hook-broken");
+    let broken = dir.join("broken.policy");
+    std::fs::write(&broken, "version 1\ntier read: allow {\n    exec ls,\n}\n").unwrap();
+    let input = std::fs::read(data("claude-code").join("bash-git-status.json")).unwrap();
+    let out = hook_in(&dir, &dir, "claude-code", &["--policy", broken.to_str().unwrap()], &input);
+    let (verdict, reason) = answer("claude-code", &out);
+    assert_eq!(verdict, "deny");
+    assert!(reason.contains("the policy does not load") && reason.contains("broken.policy:3:"), "{reason}");
+    let missing = dir.join("absent.policy");
+    for (protocol, file) in [("claude-code", "read-src.json"), ("gemini", "read-file.json")] {
+        let input = std::fs::read(data(protocol).join(file)).unwrap();
+        let (verdict, reason) = answer(protocol, &hook(protocol, &["--policy", missing.to_str().unwrap()], &input));
+        assert_eq!(verdict, "deny", "{protocol}: {reason}");
+        assert!(reason.contains("the policy does not load") && reason.contains("absent.policy"), "{reason}");
+    }
+}
+
+#[test]
+fn an_unknown_tool_takes_the_policy_s_default() {
+    let input = input_with("claude-code", "todowrite.json", |v| v["tool_name"] = "SomeFutureTool".into());
+    let (verdict, reason) = answer("claude-code", &hook("claude-code", &[], &input));
+    assert_eq!((verdict.as_str(), reason.contains("the default is ask")), ("ask", true), "{reason}");
+    let ci = repo().join("policies/ci.policy");
+    let (verdict, reason) = answer("claude-code", &hook("claude-code", &["--policy", ci.to_str().unwrap()], &input));
+    assert_eq!((verdict.as_str(), reason.contains("the default is deny")), ("deny", true), "{reason}");
+}
+
+#[test]
+fn the_hook_s_cwd_picks_the_project_layer_and_the_workspace() {
+    // The project's .warden/ layer is found from the input's `cwd`, not from where the hook
+    // process happens to start, and the workspace is that repository's root.
+    let dir = tempdir("hook-project");
+    std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
+    std::fs::create_dir_all(dir.join("repo/.warden")).unwrap();
+    std::fs::create_dir_all(dir.join("repo/sub")).unwrap();
+    std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+    std::fs::write(dir.join("repo/.warden/project.policy"), "version 1\ndeny \"not in this project\" exec ls\n").unwrap();
+    let repo_dir = dir.join("repo");
+    let at = |cwd: &Path, command: &str| {
+        input_with("claude-code", "bash-git-status.json", |v| {
+            v["cwd"] = cwd.to_str().unwrap().into();
+            v["tool_input"]["command"] = command.into();
+        })
+    };
+    let run = |input: &[u8]| answer("claude-code", &hook_in(&dir.join("elsewhere"), &dir, "claude-code", &[], input));
+    let (verdict, reason) = run(&at(&repo_dir.join("sub"), "ls -la"));
+    assert_eq!(verdict, "deny", "{reason}");
+    assert!(reason.contains("not in this project") && reason.contains(".warden/project.policy"), "{reason}");
+    let (verdict, _) = run(&at(&dir.join("elsewhere"), "ls -la"));
+    assert_eq!(verdict, "allow");
+    // The workspace is the repository root, not the cwd below it.
+    let policy = dir.join("workspace.policy");
+    std::fs::write(&policy, "version 1\ndefault deny\nallow tools write_file\nallow fs write \"${workspace}/**\"\n").unwrap();
+    let write = |path: &Path| {
+        let input = input_with("claude-code", "write-src.json", |v| {
+            v["cwd"] = repo_dir.join("sub").to_str().unwrap().into();
+            v["tool_input"]["file_path"] = path.to_str().unwrap().into();
+        });
+        answer("claude-code", &hook_in(&dir, &dir, "claude-code", &["--policy", policy.to_str().unwrap()], &input))
+    };
+    assert_eq!(write(&repo_dir.join("README.md")).0, "allow");
+    assert_eq!(write(&dir.join("elsewhere/x.txt")).0, "deny");
+}
