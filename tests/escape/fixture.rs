@@ -144,12 +144,21 @@ impl Fixture {
         )
     }
 
-    /// Hands the workspace to `nobody` (the unprivileged runner); everything else stays root's.
+    /// The audit log warden keeps for this case (outside everything the sandbox is granted).
+    pub fn audit_log(&self) -> PathBuf {
+        self.root.join("audit/log.jsonl")
+    }
+
+    /// Hands the workspace and the audit folder to `nobody` (the unprivileged runner);
+    /// everything else stays root's.
     pub fn give_workspace_to_nobody(&self) -> Result<(), String> {
+        let audit = self.root.join("audit");
+        std::fs::create_dir_all(&audit).map_err(|e| format!("{}: {e}", audit.display()))?;
         let status = Command::new("chown")
             .arg("-R")
             .arg(format!("{NOBODY}:{NOBODY}"))
             .arg(&self.ws)
+            .arg(&audit)
             .status()
             .map_err(|e| format!("chown: {e}"))?;
         if status.success() {

@@ -186,6 +186,8 @@ fn warden_command(fx: &Fixture, attack: &Attack, script: &str, user: User) -> Co
     argv.push(fx.policy.to_string_lossy().into_owned());
     argv.push("--workspace".into());
     argv.push(fx.ws.to_string_lossy().into_owned());
+    argv.push("--audit-log".into());
+    argv.push(fx.audit_log().to_string_lossy().into_owned());
     argv.push("--json".into());
     if let Some(t) = attack.timeout {
         argv.push("--timeout".into());

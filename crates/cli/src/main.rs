@@ -5,6 +5,7 @@
 //! command's own exit code through (see `cmd/run.rs`).
 #![forbid(unsafe_code)]
 
+mod approve;
 mod cmd;
 mod load;
 mod output;
@@ -33,6 +34,10 @@ enum Command {
     Audit(cmd::audit::Args),
     /// Decide a command, then run it confined in the sandbox; report the structured result.
     Run(cmd::run::Args),
+    /// Re-decide every request of an audit log under another policy; report what changes.
+    Replay(cmd::replay::ReplayArgs),
+    /// Propose allow rules for asks an audit log shows were always approved.
+    Suggest(cmd::replay::SuggestArgs),
     /// Run policy test files (request -> expected verdict and rule); report rule coverage.
     Test(cmd::test::Args),
     /// Serve the tools to an agent over MCP (stdio, or streamable HTTP with --http).
@@ -52,6 +57,8 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(&args),
         Command::Serve(args) => cmd::serve::run(&args),
         Command::Hook(args) => cmd::hook::run(&args),
+        Command::Replay(args) => cmd::replay::replay(&args),
+        Command::Suggest(args) => cmd::replay::suggest(&args),
     };
     match result {
         Ok(code) => code,

@@ -27,6 +27,10 @@ pub enum CliError {
     #[error("nothing ran: {0}")]
     #[diagnostic(code(warden::sandbox))]
     Sandbox(#[from] warden_engine::RunError),
+    /// The audit log cannot be opened or written: nothing ran without its record.
+    #[error("audit log: {0}; nothing was run")]
+    #[diagnostic(code(warden::audit), help("give a writable log with --audit-log FILE (outside the workspace)"))]
+    Audit(String),
     /// An I/O error on a named path.
     #[error("cannot {action} `{path}`: {source}")]
     #[diagnostic(code(warden::io))]

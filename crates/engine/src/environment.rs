@@ -12,6 +12,10 @@ pub struct Environment {
     pub config_home: PathBuf,
     /// `$XDG_CACHE_HOME`, else `$HOME/.cache` (the WASI module cache lives beneath).
     pub cache_home: PathBuf,
+    /// `$XDG_STATE_HOME`, else `$HOME/.local/state` (the audit log lives beneath).
+    pub state_home: PathBuf,
+    /// Whether the process runs as root (effective uid 0).
+    pub is_root: bool,
     /// The enterprise policy folder (`/etc/warden`).
     pub enterprise_dir: PathBuf,
     /// The working directory.
@@ -35,13 +39,35 @@ impl Environment {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
             .unwrap_or_else(|| home.join(".cache"));
+        let state_home = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| home.join(".local/state"));
+        // /proc/self belongs to the effective uid.
+        let is_root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self")?) == 0;
         Ok(Environment {
             cache_home,
+            state_home,
+            is_root,
             home,
             config_home,
             enterprise_dir: PathBuf::from("/etc/warden"),
             cwd: std::env::current_dir()?,
             vars: std::env::vars_os().collect(),
         })
+    }
+}
+
+impl Environment {
+    /// A variable's value, when set and UTF-8.
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.vars.iter().find(|(k, _)| k == name).and_then(|(_, v)| v.to_str().map(str::to_string))
+    }
+
+    /// Where the audit log goes when none is named: `/var/log/warden/audit.jsonl` for root,
+    /// else `$XDG_STATE_HOME/warden/audit.jsonl`. Both are outside any workspace a sandbox
+    /// shows by default, and the session hides the log's folder from every sandbox anyway.
+    pub fn default_audit_log(&self) -> PathBuf {
+        if self.is_root { PathBuf::from("/var/log/warden/audit.jsonl") } else { self.state_home.join("warden/audit.jsonl") }
     }
 }

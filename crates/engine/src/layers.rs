@@ -198,6 +198,8 @@ mod tests {
             home: dir.join("home"),
             config_home: dir.join("home/.config"),
             cache_home: dir.join("home/.cache"),
+            state_home: dir.join("home/.local/state"),
+            is_root: false,
             enterprise_dir: dir.join("etc/warden"),
             cwd: cwd.to_path_buf(),
             vars: Vec::new(),

@@ -14,14 +14,22 @@
 //! - Environment variables are read here and nowhere else.
 #![forbid(unsafe_code)]
 
+mod approve;
 mod confine;
 mod engine;
 mod environment;
 mod layers;
+mod redact;
+mod replay;
 mod run;
+mod session;
 mod wasi;
 
 pub use engine::{Engine, Explanation, Query};
 pub use run::{BackendChoice, Job, Outcome, RunError, RunOptions};
 pub use environment::Environment;
+pub use approve::{Answer, Approver, Pending, PreApprovalError, PreApprovals, RefuseAll};
+pub use redact::Redactor;
+pub use replay::{Change, ReplayReport, Suggestion, Suggestions, decide_record, replay, suggest, suggestion_text};
+pub use session::{Gate, Session, SessionConfig, SessionError, policy_hash};
 pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub stdin: Vec<u8>,
     /// The backend, overriding the one the grants select.
     pub backend: Option<BackendChoice>,
+    /// Paths no sandbox may show, whatever the grants say (the audit log): denied outright.
+    pub protect: Vec<std::path::PathBuf>,
 }
 
 /// Which sandbox runs the command.
@@ -58,6 +60,9 @@ pub struct Outcome {
     /// Why it did not run, when it did not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// The audit record of this outcome (`seq`, `hash`), when a log is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<warden_audit::Receipt>,
 }
 
 /// A run that could not start (nothing ran).
@@ -82,6 +87,7 @@ impl Outcome {
             paths: Vec::new(),
             agent: explanation.agent.clone(),
             refused: Some(why),
+            audit: None,
         }
     }
 }
@@ -108,6 +114,13 @@ impl Engine {
     /// # Errors
     /// When the sandbox cannot be built or the grants cannot be enforced: nothing ran.
     pub fn run(&self, explanation: &Explanation, job: Job<'_>, env: &Environment, opts: &RunOptions) -> Result<Outcome, RunError> {
+        let protected;
+        let explanation = if opts.protect.is_empty() {
+            explanation
+        } else {
+            protected = protect(explanation, &opts.protect);
+            &protected
+        };
         let decision = &explanation.decision;
         if decision.verdict == Verdict::Deny {
             return Ok(Outcome::refused(explanation, format!("denied: {}", decision.reason)));
@@ -143,8 +156,23 @@ impl Engine {
         text.push('\n');
         text.push_str(&run.stdout.text);
         let paths = warden_feedback::paths::find(&text, ws, cwd);
-        Ok(Outcome { decision: decision.clone(), ran: true, run, paths, agent: explanation.agent.clone(), refused: None })
+        Ok(Outcome { decision: decision.clone(), ran: true, run, paths, agent: explanation.agent.clone(), refused: None, audit: None })
     }
+}
+
+/// `x` with `paths` (and everything beneath them) denied in its grants.
+fn protect(x: &Explanation, paths: &[std::path::PathBuf]) -> Explanation {
+    let mut x = x.clone();
+    let mut grants = (*x.decision.grants).clone();
+    for p in paths.iter().filter_map(|p| p.to_str()) {
+        for pattern in [p.to_string(), format!("{}/**", p.trim_end_matches('/'))] {
+            if !grants.deny.contains(&pattern) {
+                grants.deny.push(pattern);
+            }
+        }
+    }
+    x.decision.grants = std::sync::Arc::new(grants);
+    x
 }
 
 /// A decision as the run result shows it: verdict, tier, reason, rules, parts; no grants.

@@ -12,6 +12,7 @@ use std::time::Duration;
 use crate::fixture::Fixture;
 use crate::runner::Outcome;
 
+mod audit;
 mod files;
 mod kernel;
 mod limits;
@@ -111,6 +112,7 @@ pub fn all() -> Vec<Case> {
     v.extend(procs::cases());
     v.extend(kernel::cases());
     v.extend(limits::cases());
+    v.extend(audit::cases());
     v
 }
 

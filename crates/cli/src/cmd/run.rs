@@ -5,14 +5,17 @@
 //! or refused at the prompt); 2 when warden could not do its job (a policy that does not load,
 //! a sandbox that cannot be built). With `--json` the result object is the authority.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::load::{PolicyArgs, context, environment, layers};
 use crate::output::{CliError, policy_error};
-use warden_engine::{BackendChoice, Engine, Explanation, Job, Outcome, Query, RunOptions};
-use warden_policy::ast::Verdict;
+use warden_engine::{
+    Approver, BackendChoice, Engine, Environment, Job, Outcome, PreApprovals, Query, RefuseAll, RunOptions, Session,
+    SessionConfig, SessionError,
+};
 
 /// Arguments of `warden run`.
 #[derive(Debug, clap::Args)]
@@ -32,6 +35,13 @@ pub struct Args {
     /// WASI toolbox image). Default: what the policy selects (native unless it says wasi).
     #[arg(long, value_enum, value_name = "BACKEND")]
     backend: Option<BackendArg>,
+    /// The audit log (default: /var/log/warden/audit.jsonl as root, else
+    /// $XDG_STATE_HOME/warden/audit.jsonl). Nothing runs when it cannot be written.
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+    /// Settle `ask` from a pre-approval file instead of a terminal prompt (unattended runs).
+    #[arg(long, value_name = "FILE")]
+    approvals: Option<PathBuf>,
     /// A command string: judged part by part, then run with `/bin/sh -c` in the sandbox.
     #[arg(short = 'c', value_name = "STRING", conflicts_with = "argv")]
     command: Option<String>,
@@ -66,40 +76,45 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let env = environment()?;
     let layers = layers(&args.policy, &env)?;
     let engine = Engine::new(&layers, context(&args.policy, &env)?).map_err(|d| policy_error(&d))?;
-    let explanation = engine.explain(args.agent.as_deref(), query);
-    let outcome = match approve(&explanation) {
-        Err(why) => Outcome::refused(&explanation, why),
-        Ok(()) => engine.run(&explanation, job, &env, &RunOptions {
-                timeout,
-                stdin: Vec::new(),
-                backend: args.backend.map(|b| match b {
-                    BackendArg::Native => BackendChoice::Native,
-                    BackendArg::Wasi => BackendChoice::Wasi,
-                }),
-            })?,
+    let config = SessionConfig {
+        agent: args.agent.clone(),
+        audit: Some(args.audit_log.clone().unwrap_or_else(|| env.default_audit_log())),
+        ..SessionConfig::default()
     };
+    let approver = approver(args, &env)?;
+    let mut session = Session::new(engine, &layers, env, config, approver).map_err(session_error)?;
+    let opts = RunOptions {
+        timeout,
+        backend: args.backend.map(|b| match b {
+            BackendArg::Native => BackendChoice::Native,
+            BackendArg::Wasi => BackendChoice::Wasi,
+        }),
+        ..RunOptions::default()
+    };
+    let outcome = session.exec(query, job, &opts).map_err(session_error)?;
     report(&outcome, args.json)?;
     Ok(exit_code(&outcome))
 }
 
-/// Settles the verdict: allow passes, deny refuses, ask asks a person at the terminal.
-fn approve(x: &Explanation) -> Result<(), String> {
-    let d = &x.decision;
-    match d.verdict {
-        Verdict::Allow => Ok(()),
-        Verdict::Deny => Err(format!("denied: {}", d.reason)),
-        Verdict::Ask => {
-            if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-                return Err(format!("needs approval ({}), and there is no terminal to ask at", d.reason));
-            }
-            let mut err = std::io::stderr();
-            let rule = d.rules.first().map(|r| format!(" [{}:{}]", r.file, r.line)).unwrap_or_default();
-            let _ = write!(err, "warden: ask: {}{rule}\nRun it? [y/N] ", d.reason);
-            let _ = err.flush();
-            let mut line = String::new();
-            let _ = std::io::stdin().lock().read_line(&mut line);
-            if matches!(line.trim(), "y" | "Y" | "yes") { Ok(()) } else { Err("refused at the prompt".into()) }
-        }
+/// Who settles `ask`: a pre-approval file when given, else the person at the terminal, else
+/// nobody (refused).
+fn approver(args: &Args, env: &Environment) -> Result<Box<dyn Approver + Send>, CliError> {
+    if let Some(file) = &args.approvals {
+        let pre = PreApprovals::load(file).map_err(|e| CliError::Usage { message: format!("pre-approvals: {e}") })?;
+        return Ok(Box::new(pre));
+    }
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        let user = env.var("USER").or_else(|| env.var("LOGNAME")).unwrap_or_else(|| "unknown".into());
+        return Ok(Box::new(crate::approve::Terminal { user }));
+    }
+    Ok(Box::new(RefuseAll { why: "there is no terminal to ask at".into() }))
+}
+
+fn session_error(e: SessionError) -> CliError {
+    match e {
+        SessionError::Policy(d) => policy_error(&d),
+        SessionError::Run(e) => e.into(),
+        SessionError::Audit(message) => CliError::Audit(message),
     }
 }
 

@@ -5,5 +5,8 @@ mod broken;
 mod cli;
 mod corpus;
 mod hook;
+mod kill;
+mod mcp;
 mod run;
+mod session;
 mod support;
