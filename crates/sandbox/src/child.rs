@@ -5,8 +5,12 @@
 //! locks, no printing. A failure writes `(stage, step, errno)` to the error pipe and exits.
 //!
 //! Order: stdio, wait for the parent's go (uid/gid maps written), mount view, pivot_root,
-//! hostname, cwd, no_new_privs + Landlock, drop every capability, rlimits, new session,
-//! descriptors above 2 marked close-on-exec, seccomp (last), execve.
+//! hostname, cwd, no_new_privs + Landlock, drop every capability (for a root caller: after
+//! switching to the unprivileged uid and gid, with no supplementary group), rlimits, new
+//! session, descriptors above 2 marked close-on-exec, seccomp (last), execve.
+//!
+//! Credentials change through raw system calls: glibc's `setresuid` and friends signal every
+//! thread the parent had, which the child does not.
 
 use std::ffi::{CStr, c_char};
 use std::os::fd::RawFd;
@@ -52,6 +56,10 @@ pub(crate) struct Child<'a> {
     pub masks: &'a Masks,
     pub programs: &'a [Program; 2],
     pub rlimits: &'a [(libc::__rlimit_resource_t, u64)],
+    /// The parent's detached trees that `Step::Attach` names.
+    pub trees: &'a [RawFd],
+    /// Root caller: the unprivileged uid and gid the command runs as.
+    pub drop_to: Option<(u32, u32)>,
     pub argv: &'a [*const c_char],
     pub env: &'a [*const c_char],
     pub sync: RawFd,
@@ -94,6 +102,7 @@ const CAP_VERSION_3: u32 = 0x2008_0522;
 const SECUREBITS: libc::c_ulong = 0b1110_1111;
 const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
 const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
 
 fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
@@ -191,6 +200,10 @@ pub(crate) unsafe fn enter(c: &Child) -> ! {
                     }
                 }
                 Step::Tmpfs { dst, data } => libc::mount(tmpfs, p(dst), tmpfs, setup, data.as_ptr().cast()),
+                Step::Attach { tree, dst } => {
+                    let fd = c.trees.get(*tree).copied().unwrap_or(-1);
+                    libc::syscall(libc::SYS_move_mount, fd, c"".as_ptr(), libc::AT_FDCWD, p(dst), MOVE_MOUNT_F_EMPTY_PATH) as libc::c_int
+                }
                 Step::Proc(dst) => {
                     let proc_ = c"proc".as_ptr();
                     libc::mount(proc_, p(dst), proc_, setup | libc::MS_NOEXEC, std::ptr::null())
@@ -219,6 +232,11 @@ pub(crate) unsafe fn enter(c: &Child) -> ! {
             }
         }
         check!(libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), Stage::Caps);
+        if let Some((uid, gid)) = c.drop_to {
+            check!(libc::syscall(libc::SYS_setgroups, 0usize, std::ptr::null::<libc::gid_t>()), Stage::Caps, 100);
+            check!(libc::syscall(libc::SYS_setresgid, gid, gid, gid), Stage::Caps, 101);
+            check!(libc::syscall(libc::SYS_setresuid, uid, uid, uid), Stage::Caps, 102);
+        }
         let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
         let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
         check!(libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()), Stage::Caps);

@@ -5,10 +5,15 @@
 //! (read-only or read-write binds at their own paths, hidden paths covered, guarded paths
 //! read-only, fresh scratch tmpfs, a minimal `/dev`, the new pid namespace's `/proc`); restricts
 //! it with Landlock at the highest ABI the kernel offers and a seccomp filter; drops every
-//! capability; applies rlimits (and a pids cgroup when running as root); scrubs nothing itself
+//! capability; applies rlimits; scrubs nothing itself
 //! (the caller passes the whole environment) but lets no descriptor other than 0/1/2 in; then
 //! captures stdout/stderr with a byte cap, kills the whole pid namespace at the deadline and
 //! reports a [`warden_feedback::Run`], with the denials it can attribute.
+//!
+//! When warden runs as root, the command still never holds root over host files: it runs as
+//! `nobody` (65534/65534) without supplementary groups, and the writable grants are idmapped
+//! mounts that map their owner to it, so what it creates there belongs to the grant's owner
+//! (see `idmap.rs`).
 //!
 //! What it does not: it knows nothing of the policy language; the engine turns policy grants
 //! into a [`Spec`].
@@ -16,9 +21,9 @@
 //! This is the only crate of the workspace allowed `unsafe`: every block has a `// SAFETY:`
 //! note, and the code between `clone` and `execve` (`child.rs`) is async-signal-safe.
 
-mod cgroup;
 mod child;
 mod denials;
+mod idmap;
 mod landlock;
 mod plan;
 mod seccomp;

@@ -30,6 +30,8 @@ pub(crate) enum Step {
     Tmpfs { dst: CString, data: CString },
     /// Mount the new pid namespace's proc.
     Proc(CString),
+    /// Attach the parent's detached tree `tree` (an index into [`Plan::trees`]) at `dst`.
+    Attach { tree: usize, dst: CString },
 }
 
 /// One Landlock rule: a path inside the new root and the rights beneath it.
@@ -55,6 +57,9 @@ pub(crate) struct Plan {
     pub program: CString,
     pub argv: Vec<CString>,
     pub env: Vec<CString>,
+    /// Writable grants the parent clones as idmapped trees (root callers only), in the order
+    /// the [`Step::Attach`] steps name them.
+    pub trees: Vec<PathBuf>,
 }
 
 const MS_RO_BIND: libc::c_ulong = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
@@ -191,8 +196,9 @@ fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> Option<Path
 
 impl Plan {
     /// Prepares the run of `spec` with Landlock `masks`. `Ok(None)`: the program is not found
-    /// in the sandbox's view.
-    pub(crate) fn new(spec: &Spec, masks: &Masks) -> Result<Option<Plan>, Error> {
+    /// in the sandbox's view. `mapped`: the command runs as an unprivileged id (root caller),
+    /// writable grants are attached as the parent's idmapped trees.
+    pub(crate) fn new(spec: &Spec, masks: &Masks, mapped: bool) -> Result<Option<Plan>, Error> {
         let view = normalise(spec);
         let Some(program) = resolve_program(spec, &view) else { return Ok(None) };
         let scratch: Vec<PathBuf> = spec.scratch.iter().filter(|p| p.is_absolute()).map(|p| canonical(p)).collect();
@@ -200,7 +206,7 @@ impl Plan {
         all.extend(scratch.iter().cloned());
         let staging = staging_dir(&all)?;
         let root = staging.join("root");
-        let mut b = Builder { root: root.clone(), made: Vec::new(), steps: Vec::new() };
+        let mut b = Builder { root: root.clone(), made: Vec::new(), steps: Vec::new(), mapped, trees: Vec::new() };
 
         // Scratch directories, /dev and /proc first: granted paths may sit beneath them.
         let mut targets: Vec<(PathBuf, Target)> = Vec::new();
@@ -262,6 +268,7 @@ impl Plan {
             program: cpath(&canonical(&program))?,
             argv,
             env,
+            trees: b.trees,
         }))
     }
 }
@@ -314,6 +321,8 @@ struct Builder {
     root: PathBuf,
     made: Vec<PathBuf>,
     steps: Vec<Step>,
+    mapped: bool,
+    trees: Vec<PathBuf>,
 }
 
 impl Builder {
@@ -367,8 +376,13 @@ impl Builder {
                 } else {
                     self.steps.push(Step::Touch(dst.clone()));
                 }
-                let remount = (access == Access::Read).then(|| ro_flags(p));
-                self.steps.push(Step::Bind { src: cpath(p)?, dst, remount });
+                if access == Access::Write && self.mapped {
+                    self.steps.push(Step::Attach { tree: self.trees.len(), dst });
+                    self.trees.push(p.to_path_buf());
+                } else {
+                    let remount = (access == Access::Read).then(|| ro_flags(p));
+                    self.steps.push(Step::Bind { src: cpath(p)?, dst, remount });
+                }
                 let rights = if access == Access::Read { masks.read } else { masks.write };
                 rules.push(Rule { path: cpath(p)?, access: if dir { rights } else { rights & masks.file } });
             }

@@ -8,10 +8,9 @@ use std::time::{Duration, Instant};
 use warden_feedback::{Capture, Run, SandboxInfo, Stream};
 
 use crate::child::{Child, Stage};
-use crate::cgroup::Cgroup;
 use crate::landlock::{self, Masks};
 use crate::plan::Plan;
-use crate::{Error, Spec, denials, seccomp};
+use crate::{Error, Spec, denials, idmap, seccomp};
 
 /// The namespaces every run gets (`net` too unless the network is granted).
 const NAMESPACES: &[(libc::c_int, &str)] = &[
@@ -27,7 +26,8 @@ fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-fn pipe() -> Result<(OwnedFd, OwnedFd), Error> {
+/// A close-on-exec pipe: (read end, write end).
+pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), Error> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills the two-element array on success.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -50,17 +50,15 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
         return Err(Error::Landlock { have: abi, need: spec.min_landlock_abi.max(1) });
     }
     let masks = Masks::new(abi, spec.network);
-    let Some(plan) = Plan::new(spec, &masks)? else {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let Some(plan) = Plan::new(spec, &masks, root)? else {
         return Ok(not_found(spec, started));
     };
     let programs = seccomp::programs(spec.network)?;
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let rlimits = rlimits(spec, root);
-    let cgroup = match (root, spec.limits.processes) {
-        (true, Some(max)) => Some(Cgroup::create(max)?),
-        _ => None,
-    };
+    let rlimits = rlimits(spec);
+    let trees = plan.trees.iter().map(|p| idmap::write_tree(p)).collect::<Result<Vec<OwnedFd>, Error>>()?;
+    let tree_fds: Vec<RawFd> = trees.iter().map(AsRawFd::as_raw_fd).collect();
 
     let (sync_r, sync_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
@@ -81,6 +79,8 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
         masks: &masks,
         programs,
         rlimits: &rlimits,
+        trees: &tree_fds,
+        drop_to: root.then_some((idmap::UID, idmap::GID)),
         argv: &argv,
         env: &env,
         sync: sync_r.as_raw_fd(),
@@ -105,13 +105,10 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
         return Err(Error::Namespaces(std::io::Error::from_raw_os_error(errno())));
     }
     let pid = pid as libc::pid_t;
-    drop((sync_r, err_w, out_w, errp_w, stdin_child));
+    drop((sync_r, err_w, out_w, errp_w, stdin_child, trees));
     let mut reaper = Reaper { pid, reaped: false };
 
-    write_id_maps(pid)?;
-    if let Some(cg) = &cgroup {
-        cg.add(pid)?;
-    }
+    write_id_maps(pid, root)?;
     // SAFETY: writes one byte from a stack buffer to our pipe.
     if unsafe { libc::write(sync_w.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
         return Err(Error::Io(std::io::Error::last_os_error()));
@@ -131,15 +128,11 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
     let watch = supervise(pid, out_r, errp_r, stdin_parent, &spec.stdin, deadline, spec.limits.output_bytes)?;
     let status = reaper.wait();
     let (exit_code, signal) = decode(status);
-    let mut notes = Vec::new();
-    if cgroup.as_ref().is_some_and(Cgroup::hit_limit) {
-        notes.push("the processes limit refused a fork".to_string());
-    }
+    let notes = Vec::new();
     let mut namespaces: Vec<String> = NAMESPACES.iter().map(|(_, n)| (*n).to_string()).collect();
     if !spec.network {
         namespaces.push("net".into());
     }
-    drop(cgroup);
     let mut run = Run {
         exit_code,
         signal,
@@ -153,13 +146,21 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
             landlock_abi: Some(abi),
             seccomp: true,
             namespaces,
-            // SAFETY: getuid has no preconditions.
-            uid: Some(unsafe { libc::getuid() }),
+            uid: Some(command_uid(root)),
             notes,
         },
     };
     run.denials = denials::infer(spec, &run);
     Ok(run)
+}
+
+/// The host uid the command runs as.
+fn command_uid(root: bool) -> u32 {
+    if root {
+        return idmap::UID;
+    }
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() }
 }
 
 /// Kills and reaps the child if the run is abandoned on an error path.
@@ -193,7 +194,9 @@ impl Drop for Reaper {
     }
 }
 
-fn rlimits(spec: &Spec, root: bool) -> Vec<(libc::__rlimit_resource_t, u64)> {
+/// The command's rlimits. RLIMIT_NPROC holds for every caller: a root caller's command runs
+/// as an unprivileged uid in its own user namespace, where the kernel counts its processes.
+fn rlimits(spec: &Spec) -> Vec<(libc::__rlimit_resource_t, u64)> {
     let l = &spec.limits;
     let mut v = vec![(libc::RLIMIT_CORE, 0)];
     if let Some(m) = l.memory {
@@ -205,23 +208,28 @@ fn rlimits(spec: &Spec, root: bool) -> Vec<(libc::__rlimit_resource_t, u64)> {
     if let Some(n) = l.open_files {
         v.push((libc::RLIMIT_NOFILE, n));
     }
-    if let (Some(p), false) = (l.processes, root) {
+    if let Some(p) = l.processes {
         v.push((libc::RLIMIT_NPROC, p));
     }
     v
 }
 
-/// Maps the caller's uid and gid to themselves in the child's user namespace.
-fn write_id_maps(pid: libc::pid_t) -> Result<(), Error> {
-    // SAFETY: getuid/getgid have no preconditions.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+/// Maps the caller's uid and gid to themselves in the child's user namespace. For a root
+/// caller (`root`), also the unprivileged uid and gid the child switches to before exec; the
+/// child then drops its supplementary groups, so `setgroups` stays allowed.
+fn write_id_maps(pid: libc::pid_t, root: bool) -> Result<(), Error> {
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let base = format!("/proc/{pid}");
     let w = |file: &str, text: String| {
         std::fs::write(format!("{base}/{file}"), text).map_err(|e| Error::Setup { stage: format!("{file}: {e}"), step: 0, errno: e.raw_os_error().unwrap_or(0) })
     };
-    w("setgroups", "deny".into())?;
-    w("uid_map", format!("{uid} {uid} 1\n"))?;
-    w("gid_map", format!("{gid} {gid} 1\n"))?;
+    let map = |id: u32, to: u32| if root && id != to { format!("{id} {id} 1\n{to} {to} 1\n") } else { format!("{id} {id} 1\n") };
+    if !root {
+        w("setgroups", "deny".into())?;
+    }
+    w("uid_map", map(uid, idmap::UID))?;
+    w("gid_map", map(gid, idmap::GID))?;
     Ok(())
 }
 

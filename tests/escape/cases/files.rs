@@ -8,26 +8,36 @@ use std::path::Path;
 
 use super::{Attack, Case, case, py, reached};
 
-/// Files below `dir` that are set-uid or set-gid root, or owned by root at all.
-fn root_owned(dir: &Path, out: &mut Vec<String>) {
+/// Files below `dir` (named with `marker`) that carry a set-id bit, or belong to anyone but
+/// `owner` (uid, gid): the command may create files, never privileged or foreign ones.
+fn foreign_or_setid(dir: &Path, owner: (u32, u32), marker: &str, out: &mut Vec<String>) {
     let Ok(rd) = fs::read_dir(dir) else { return };
     for e in rd.flatten() {
         let Ok(md) = e.path().symlink_metadata() else {
             continue;
         };
-        if md.uid() == 0 || (md.mode() & 0o2000 != 0 && md.gid() == 0) {
+        let mine = e.path().to_string_lossy().contains(marker);
+        if mine && (md.mode() & 0o6000 != 0 || (md.uid(), md.gid()) != owner) {
             out.push(format!(
-                "{} (uid {}, gid {}, mode {:o})",
+                "{} (uid {}, gid {}, mode {:o}; the workspace is {}:{})",
                 e.path().display(),
                 md.uid(),
                 md.gid(),
-                md.mode()
+                md.mode(),
+                owner.0,
+                owner.1
             ));
         }
         if md.is_dir() {
-            root_owned(&e.path(), out);
+            foreign_or_setid(&e.path(), owner, marker, out);
         }
     }
+}
+
+/// The workspace's owner (uid, gid), as the run left it.
+fn ws_owner(fx: &crate::fixture::Fixture) -> Result<(u32, u32), String> {
+    let md = fs::metadata(&fx.ws).map_err(|e| format!("{}: {e}", fx.ws.display()))?;
+    Ok((md.uid(), md.gid()))
 }
 
 /// A mutation of a planted file, denied as `op` on a target containing `target`.
@@ -257,33 +267,45 @@ pub fn cases() -> Vec<Case> {
             "fs.write",
             "{root}/policy.policy"
         ),
-        // Ownership: what the command creates must never belong to root on the host.
+        // Ownership. A root caller's command runs as nobody; the workspace is an idmapped mount
+        // that maps its owner to it. What it creates belongs to the workspace's owner (root's
+        // workspace: root), never carries a set-id bit, and cannot be given away.
         case("setuid-root-plant", |_| {
             Ok(Attack::hidden(
-                "cp /bin/sh $W/rootsh; chmod 4755 $W/rootsh; chown 0:0 $W/rootsh; chmod 6755 $W/rootsh; \
-                 mkdir $W/sgid; chmod 2777 $W/sgid; echo END",
+                "cp /bin/sh $W/plant-sh; chmod 4755 $W/plant-sh; chown 0:0 $W/plant-sh; chmod 6755 $W/plant-sh; \
+                 chown 1:1 $W/plant-sh; chgrp 0 $W/plant-sh; mkdir $W/plant-sgid; chmod 2777 $W/plant-sgid; \
+                 python3 -c 'import os; os.close(os.open(\"'$W'/plant-py\", os.O_CREAT|os.O_WRONLY, 0o6755))'; echo END",
             )
             .deny("fs.write", "{ws}/")
             .check(|fx, out| {
                 reached(out, "END")?;
                 let mut bad = Vec::new();
-                root_owned(&fx.ws, &mut bad);
-                bad.retain(|b| b.contains("rootsh") || b.contains("sgid"));
-                if bad.is_empty() { Ok(()) } else { Err(format!("the command left root-owned or set-id root files: {bad:?}")) }
+                foreign_or_setid(&fx.ws, ws_owner(fx)?, "/plant-", &mut bad);
+                if bad.is_empty() { Ok(()) } else { Err(format!("the command left set-id or foreign-owned files: {bad:?}")) }
             }))
         }),
-        case("created-files-not-root", |_| {
-            Ok(Attack::hidden("echo x > $W/owned.txt; mkdir $W/owned-dir; ln -s owned.txt $W/owned-link; echo END").check(|fx, out| {
-                reached(out, "END")?;
-                let mut bad = Vec::new();
-                root_owned(&fx.ws, &mut bad);
-                bad.retain(|b| b.contains("/owned"));
-                if bad.is_empty() {
-                    Ok(())
-                } else {
-                    Err(format!("files the command created belong to root on the host (it held real root): {bad:?}"))
-                }
-            }))
+        case("created-files-owned-by-workspace-owner", |_| {
+            Ok(Attack::hidden("echo x > $W/owned.txt; mkdir $W/owned-dir; echo y > $W/owned-dir/f; ln -s owned.txt $W/owned-link; echo END").check(
+                |fx, out| {
+                    reached(out, "END")?;
+                    let mut bad = Vec::new();
+                    foreign_or_setid(&fx.ws, ws_owner(fx)?, "/owned", &mut bad);
+                    if bad.is_empty() { Ok(()) } else { Err(format!("files the command created do not belong to the workspace's owner: {bad:?}")) }
+                },
+            ))
+        }),
+        // The caller's own files outside the write grants: a root caller's command is not their
+        // owner (uid 0 without capabilities still owns root's files), so mode 0600 holds.
+        case("caller-private-file-in-read-grant", |fx| {
+            let secret = fx.secret("owner-only");
+            fx.plant("readable/owner-only.txt", &format!("{secret}\n"), 0o600).map_err(|e| e.to_string())?;
+            Ok(Attack::hidden(
+                "cat $R/owner-only.txt; chmod 644 $R/owner-only.txt; chown 65534 $R/owner-only.txt; \
+                 touch $R/owner-only.txt; echo END",
+            )
+            .deny("fs.write", "{rd}/owner-only.txt")
+            .deny("fs.read", "{rd}/owner-only.txt")
+            .check(|_, out| reached(out, "END")))
         }),
         case("shared-tmp", |_| {
             Ok(Attack::new(

@@ -1,0 +1,130 @@
+//! Root callers: the command runs as an unprivileged host id, and the writable grants are
+//! shown through idmapped mounts so that it still owns the workspace.
+//!
+//! When warden runs as root, the command's user namespace maps host root (for the setup only)
+//! and [`UID`]/[`GID`] (`nobody`/`nogroup`); the child switches to them before `execve`, so the
+//! command's host credentials are not root: it owns no host file, RLIMIT_NPROC holds for it, and
+//! the files it creates outside an idmapped grant are `nobody`'s.
+//!
+//! Each writable grant is cloned in the parent (`open_tree(OPEN_TREE_CLONE | AT_RECURSIVE)`,
+//! while it is still real root) and idmapped (`mount_setattr(MOUNT_ATTR_IDMAP)`) with a user
+//! namespace that maps the grant's owner to [`UID`]/[`GID`]: the command sees the workspace as
+//! its own, and what it creates there lands owned by the workspace's owner on disk, as if the
+//! owner had written it. The child attaches the detached trees with `move_mount`.
+
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Mutex;
+
+use crate::Error;
+
+/// The host uid a root caller's command runs as (`nobody`).
+pub const UID: u32 = 65534;
+/// The host gid a root caller's command runs as (`nogroup`).
+pub const GID: u32 = 65534;
+
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+fn os(stage: &str, e: std::io::Error) -> Error {
+    Error::Setup { stage: stage.to_string(), step: 0, errno: e.raw_os_error().unwrap_or(0) }
+}
+
+/// A detached, idmapped copy of the mount tree at `path` (a writable grant), nosuid and nodev,
+/// for the child to attach. Its owner (uid, gid) appears as [`UID`]/[`GID`] through it.
+pub(crate) fn write_tree(path: &Path) -> Result<OwnedFd, Error> {
+    let meta = std::fs::metadata(path).map_err(Error::Io)?;
+    let userns = userns(meta.uid(), meta.gid())?;
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+        .map_err(|_| Error::Spec("a path contains a NUL byte".into()))?;
+    // SAFETY: open_tree on a valid C string; the result is a new descriptor or -1.
+    let fd = unsafe {
+        libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, c.as_ptr(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
+    };
+    if fd < 0 {
+        return Err(os(&format!("open_tree {}", path.display()), std::io::Error::last_os_error()));
+    }
+    // SAFETY: a fresh descriptor we own.
+    let tree = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: userns as u64,
+    };
+    let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
+    // SAFETY: mount_setattr on our descriptor with a properly sized attribute struct.
+    let r = unsafe {
+        libc::syscall(libc::SYS_mount_setattr, tree.as_raw_fd(), c"".as_ptr(), flags, &raw const attr, size_of::<MountAttr>())
+    };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(os(&format!("idmapping {} (does its file system support idmapped mounts?)", path.display()), e));
+    }
+    Ok(tree)
+}
+
+/// A user namespace mapping `uid`/`gid` to [`UID`]/[`GID`], made once per process and owner.
+fn userns(uid: u32, gid: u32) -> Result<RawFd, Error> {
+    static CACHE: Mutex<BTreeMap<(u32, u32), OwnedFd>> = Mutex::new(BTreeMap::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(fd) = cache.get(&(uid, gid)) {
+        return Ok(fd.as_raw_fd());
+    }
+    let fd = make_userns(uid, gid)?;
+    let raw = fd.as_raw_fd();
+    cache.insert((uid, gid), fd);
+    Ok(raw)
+}
+
+/// Clones a process into a new user namespace only to hold it while its maps are written and
+/// the namespace is opened; the process then exits.
+fn make_userns(uid: u32, gid: u32) -> Result<OwnedFd, Error> {
+    let (r, w) = crate::spawn::pipe()?;
+    let flags = (libc::CLONE_NEWUSER | libc::SIGCHLD) as libc::c_ulong;
+    // SAFETY: a fork-like clone; the child only closes, reads and exits (async-signal-safe).
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+    if pid == 0 {
+        // SAFETY: in the child: raw system calls on descriptors of our copied table, then exit.
+        unsafe {
+            libc::close(w.as_raw_fd());
+            let mut b = 0u8;
+            libc::read(r.as_raw_fd(), (&raw mut b).cast(), 1);
+            libc::_exit(0)
+        }
+    }
+    if pid < 0 {
+        return Err(Error::Namespaces(std::io::Error::last_os_error()));
+    }
+    let pid = pid as libc::pid_t;
+    let result = (|| {
+        let base = format!("/proc/{pid}");
+        std::fs::write(format!("{base}/uid_map"), format!("{uid} {UID} 1\n")).map_err(|e| os("idmap uid_map", e))?;
+        std::fs::write(format!("{base}/setgroups"), "deny").map_err(|e| os("idmap setgroups", e))?;
+        std::fs::write(format!("{base}/gid_map"), format!("{gid} {GID} 1\n")).map_err(|e| os("idmap gid_map", e))?;
+        let ns = std::fs::File::open(format!("{base}/ns/user")).map_err(|e| os("idmap ns/user", e))?;
+        Ok(OwnedFd::from(ns))
+    })();
+    drop(w);
+    drop(r);
+    let mut status = 0;
+    // SAFETY: reaps our own child; `status` is a valid out-pointer.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+    result
+}
