@@ -5,6 +5,7 @@
 //! what they share: sampling with warm-up, percentiles, the table and the JSON lines.
 #![forbid(unsafe_code)]
 
+mod audit;
 mod policy;
 mod spawn;
 mod stats;
@@ -30,6 +31,8 @@ enum Bench {
     Wasi(Options),
     /// The native sandbox's cost: whole `warden run` beside bwrap, and in-process setup.
     Spawn(Options),
+    /// Audit log records per second with fsync on: one writer, two contending, verify.
+    Audit(Options),
 }
 
 /// Flags every subcommand takes.
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Bench::Policy(opts) => (opts, policy::run(opts).map_err(|e| e.to_string())),
         Bench::Wasi(opts) => (opts, wasi::run(opts).map_err(|e| e.to_string())),
         Bench::Spawn(opts) => (opts, spawn::run(opts).map_err(|e| e.to_string())),
+        Bench::Audit(opts) => (opts, audit::run(opts)),
     };
     match report {
         Ok(report) => {
