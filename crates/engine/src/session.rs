@@ -184,6 +184,27 @@ impl Session {
         Ok(outcome)
     }
 
+    /// Decides `query` and records the decision; runs nothing and asks no one. For hooks, where
+    /// the agent performs the tool itself once told the verdict: `via` names the hook.
+    ///
+    /// # Errors
+    /// The decision cannot be recorded (a hook must then answer deny).
+    pub fn decide(&mut self, query: Query<'_>, via: Option<&str>) -> Result<(Explanation, Option<Receipt>), SessionError> {
+        let explanation = self.engine.explain(self.config.agent.as_deref(), query);
+        let (tool, input) = match query {
+            Query::Command(text) => ("exec", Input { command: Some(text.to_string()), ..self.input(None) }),
+            Query::Tool { name, path } => (name, self.input(path)),
+        };
+        let mut entry = self.entry(Kind::Decision, tool, input);
+        entry.decision = Some(decision_rec(&explanation.decision));
+        entry.decided_by = Some(match via {
+            Some(hook) => DecidedBy { kind: "hook".into(), name: Some(hook.to_string()) },
+            None => DecidedBy { kind: "policy".into(), name: None },
+        });
+        let receipt = self.record(&entry)?;
+        Ok((explanation, receipt))
+    }
+
     /// Decides and settles a tool call the caller performs itself (file tools); record its
     /// result with [`Session::finish_tool`].
     ///
