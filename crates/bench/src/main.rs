@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod audit;
+mod mcp;
 mod policy;
 mod spawn;
 mod stats;
@@ -31,6 +32,8 @@ enum Bench {
     Wasi(Options),
     /// The native sandbox's cost: whole `warden run` beside bwrap, and in-process setup.
     Spawn(Options),
+    /// `exec` of /bin/true through `warden serve --mcp`, beside `warden run` per call.
+    Mcp(Options),
     /// Audit log records per second with fsync on: one writer, two contending, verify.
     Audit(Options),
 }
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Bench::Policy(opts) => (opts, policy::run(opts).map_err(|e| e.to_string())),
         Bench::Wasi(opts) => (opts, wasi::run(opts).map_err(|e| e.to_string())),
         Bench::Spawn(opts) => (opts, spawn::run(opts).map_err(|e| e.to_string())),
+        Bench::Mcp(opts) => (opts, mcp::run(opts).map_err(|e| e.to_string())),
         Bench::Audit(opts) => (opts, audit::run(opts)),
     };
     match report {

@@ -1,0 +1,203 @@
+//! `warden serve --mcp`: raw JSON-RPC over the binary's stdio (malformed input, unknown tools,
+//! wrong argument types, huge input: each a JSON-RPC error, and the server goes on), the official
+//! Python client (tests/mcp/client_test.py) and the conformance suite (tests/mcp/conformance.sh).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+
+use crate::support::{repo, tempdir, warden};
+
+/// A server on the other end of a pipe, answering line by line.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Server {
+    fn start(policy: &str) -> Server {
+        let ws = tempdir("mcp-raw");
+        std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+        let home = tempdir("mcp-home");
+        let mut child = warden(&ws, &home)
+            .args(["serve", "--mcp", "--workspace"])
+            .arg(&ws)
+            .arg("--policy")
+            .arg(repo().join("policies").join(policy))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = Server { child, stdin, lines };
+        let init = s.request(
+            1,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#,
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "warden", "{init}");
+        s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s
+    }
+
+    fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message answering `id` (messages for other ids in between are skipped, at most 20).
+    fn answer(&mut self, id: serde_json::Value) -> serde_json::Value {
+        for _ in 0..20 {
+            let line = self.lines.recv().expect("the server closed its stdout");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            if v["id"] == id {
+                return v;
+            }
+        }
+        panic!("no answer to id {id}");
+    }
+
+    fn request(&mut self, id: i64, line: &str) -> serde_json::Value {
+        self.send(line);
+        self.answer(id.into())
+    }
+
+    fn call(&mut self, id: i64, tool: &str, args: &str) -> serde_json::Value {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#);
+        self.request(id, &line)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn error_code(v: &serde_json::Value) -> i64 {
+    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}"))
+}
+
+#[test]
+fn malformed_input_gets_json_rpc_errors_and_the_server_goes_on() {
+    let mut s = Server::start("full-auto.policy");
+    // Text that is not JSON: a parse error with a null id.
+    s.send("{this is not json");
+    let v = s.answer(serde_json::Value::Null);
+    assert_eq!(error_code(&v), -32700, "{v}");
+    // JSON that is not a JSON-RPC message, and a batch: invalid request.
+    s.send(r#"{"jsonrpc":"2.0","id":2}"#);
+    assert_eq!(error_code(&s.answer(2.into())), -32600);
+    s.send("[1, 2, 3]");
+    assert_eq!(error_code(&s.answer(serde_json::Value::Null)), -32600);
+    // Unknown method, unknown tool, wrong argument types, a malformed tools/call.
+    assert_eq!(error_code(&s.request(3, r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method"}"#)), -32601);
+    let v = s.call(4, "no_such_tool", "{}");
+    assert_eq!(error_code(&v), -32602);
+    assert!(v["error"]["message"].as_str().unwrap().contains("unknown tool `no_such_tool`"), "{v}");
+    let v = s.call(5, "read_file", r#"{"path": 5}"#);
+    assert_eq!(error_code(&v), -32602);
+    assert!(v["error"]["message"].as_str().unwrap().contains("invalid type"), "{v}");
+    assert_eq!(error_code(&s.call(6, "exec", r#"{"command": "ls", "timeout_secs": "soon"}"#)), -32602);
+    assert_eq!(error_code(&s.call(7, "exec", r#"{"command": "ls", "argv": ["ls"]}"#)), -32602);
+    assert_eq!(error_code(&s.call(8, "read_file", r#"{"path": "a.txt", "extra": 1}"#)), -32602);
+    assert_eq!(error_code(&s.request(9, r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#)), -32602);
+    assert_eq!(error_code(&s.request(10, r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":"x"}"#)), -32602);
+    // Huge input: an argument over the argument cap, and a line over the line cap.
+    let big = "x".repeat(9 << 20);
+    let v = s.call(11, "write_file", &format!(r#"{{"path": "big.txt", "content": "{big}"}}"#));
+    assert_eq!(error_code(&v), -32602);
+    assert!(v["error"]["message"].as_str().unwrap().contains("the cap is"), "{}", &v.to_string()[..200]);
+    let huge = format!(r#"{{"jsonrpc":"2.0","id":12,"method":"ping","params":{{"pad":"{}"}}}}"#, "y".repeat(17 << 20));
+    s.send(&huge);
+    let v = s.answer(serde_json::Value::Null);
+    assert_eq!(error_code(&v), -32600);
+    assert!(v["error"]["message"].as_str().unwrap().contains("longer than the cap"), "{v}");
+    // Still serving: a ping and a tool call work.
+    assert!(s.request(13, r#"{"jsonrpc":"2.0","id":13,"method":"ping"}"#)["result"].is_object());
+    let v = s.call(14, "read_file", r#"{"path": "a.txt"}"#);
+    assert_eq!(v["result"]["structuredContent"]["result"]["content"], "alpha\n", "{v}");
+}
+
+#[test]
+fn tools_list_exec_and_a_deny_with_its_rule() {
+    let mut s = Server::start("full-auto.policy");
+    let v = s.request(2, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let names: Vec<&str> = v["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["read_file", "list_dir", "search", "write_file", "edit_file", "exec", "explain"]);
+    for t in v["result"]["tools"].as_array().unwrap() {
+        assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+    }
+    let v = s.call(3, "exec", r#"{"command": "cat a.txt"}"#);
+    let sc = &v["result"]["structuredContent"];
+    assert_eq!((sc["ran"].as_bool(), sc["exit_code"].as_i64()), (Some(true), Some(0)), "{v}");
+    assert_eq!(sc["stdout"]["text"], "alpha\n");
+    let v = s.call(4, "exec", r#"{"command": "rm a.txt"}"#);
+    let sc = &v["result"]["structuredContent"];
+    assert_eq!(sc["decision"]["verdict"], "deny", "{v}");
+    assert_eq!(sc["decision"]["rules"][0]["text"], "exec rm");
+    assert_eq!(v["result"]["isError"], true);
+}
+
+#[test]
+fn readonly_hides_the_write_tools_and_refuses_them() {
+    let mut s = Server::start("readonly.policy");
+    let v = s.request(2, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let names: Vec<&str> = v["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(!names.contains(&"write_file") && !names.contains(&"edit_file") && names.contains(&"read_file"), "{names:?}");
+    let v = s.call(3, "write_file", r#"{"path": "b.txt", "content": "x"}"#);
+    assert!(v["error"]["message"].as_str().unwrap().contains("denied to this agent"), "{v}");
+}
+
+/// Runs scripts/mcp-setup; `None` (with the reason printed) when it reports being offline.
+fn setup() -> Option<std::path::PathBuf> {
+    let out = Command::new(repo().join("scripts/mcp-setup")).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(3) {
+        eprintln!("skipped: {err}");
+        return None;
+    }
+    assert!(out.status.success(), "scripts/mcp-setup failed: {err}");
+    Some(std::env::var_os("WARDEN_MCP_DEPS").map_or_else(|| repo().join("target/mcp-deps"), Into::into))
+}
+
+#[test]
+fn the_official_python_client_passes_its_checks() {
+    let Some(deps) = setup() else { return };
+    let out = Command::new(deps.join("venv/bin/python"))
+        .arg(repo().join("tests/mcp/client_test.py"))
+        .arg(env!("CARGO_BIN_EXE_warden"))
+        .arg(repo())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}");
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("checks passed"), "{text}");
+}
+
+#[test]
+fn the_conformance_suite_passes_every_applicable_scenario() {
+    if setup().is_none() {
+        return;
+    }
+    let out = Command::new(repo().join("tests/mcp/conformance.sh")).arg(env!("CARGO_BIN_EXE_warden")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}");
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("all failures are expected"), "{text}");
+}
