@@ -21,7 +21,7 @@ use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use warden_engine::{Engine, Explanation, Query};
+use warden_engine::{Engine, Explanation, Query, RefuseAll, Session, SessionConfig};
 use warden_policy::ast::Verdict;
 use warden_policy::{Part, Subject};
 
@@ -45,6 +45,10 @@ pub struct Args {
     /// The agent identity to decide for.
     #[arg(long)]
     agent: Option<String>,
+    /// The audit log every decision is recorded in (default: /var/log/warden/audit.jsonl as
+    /// root, else $XDG_STATE_HOME/warden/audit.jsonl). A decision that cannot be recorded is a deny.
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
 }
 
 /// The hook protocols warden speaks.
@@ -116,6 +120,8 @@ enum HookError {
     Load(CliError),
     #[error("the policy does not load: {count} error(s), the first: {first}")]
     Policy { count: usize, first: String },
+    #[error("the decision cannot be recorded in the audit log: {0}")]
+    Audit(String),
     #[error("warden failed while deciding (a bug): {0}")]
     Panic(String),
 }
@@ -175,14 +181,18 @@ fn read_input(input: impl Read) -> Result<Value, HookError> {
 /// and its outcome belongs here). Every request of the call is explained as `warden explain`
 /// would, in the call's working directory; the most severe verdict decides.
 fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
-    let engine = engine(args, call)?;
+    let mut session = session(args, call)?;
+    let via = match args.protocol {
+        Protocol::ClaudeCode => "claude-code",
+        Protocol::Gemini => "gemini",
+    };
     let mut decided: Option<(Explanation, &Request)> = None;
     for request in &call.requests {
         let query = match request {
             Request::Command(text) => Query::Command(text),
             Request::Tool { name, path } => Query::Tool { name, path: path.as_deref() },
         };
-        let x = engine.explain(args.agent.as_deref(), query);
+        let (x, _) = session.decide(query, Some(via)).map_err(|e| HookError::Audit(e.to_string()))?;
         if decided.as_ref().is_none_or(|(d, _)| x.decision.verdict > d.decision.verdict) {
             decided = Some((x, request));
         }
@@ -191,9 +201,10 @@ fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
     Ok(Outcome { verdict: x.decision.verdict, reason: reason(&x, request) })
 }
 
-/// The engine for the call: the layers discovered from (or given for) its working directory,
-/// the workspace its repository root unless `--workspace` says otherwise.
-fn engine(args: &Args, call: &Call) -> Result<Engine, HookError> {
+/// The session for the call: the layers discovered from (or given for) its working directory,
+/// the workspace its repository root unless `--workspace` says otherwise, the agent's own
+/// session id, and the audit log.
+fn session(args: &Args, call: &Call) -> Result<Session, HookError> {
     let mut env = environment().map_err(HookError::Load)?;
     env.cwd.clone_from(&call.cwd);
     let options = PolicyArgs {
@@ -203,10 +214,18 @@ fn engine(args: &Args, call: &Call) -> Result<Engine, HookError> {
     };
     let layers = layers(&options, &env).map_err(HookError::Load)?;
     let context = context(&options, &env).map_err(HookError::Load)?;
-    Engine::new(&layers, context).map_err(|d| HookError::Policy {
+    let engine = Engine::new(&layers, context).map_err(|d| HookError::Policy {
         count: d.0.len(),
         first: d.0.first().map(|d| d.short()).unwrap_or_default(),
-    })
+    })?;
+    let config = SessionConfig {
+        id: call.session.clone().unwrap_or_default(),
+        agent: args.agent.clone(),
+        parents: Vec::new(),
+        audit: Some(args.audit_log.clone().unwrap_or_else(|| env.default_audit_log())),
+    };
+    // A hook never runs anything and never asks: the agent asks its user on `ask`.
+    Session::new(engine, &layers, env, config, Box::new(RefuseAll::default())).map_err(|e| HookError::Audit(e.to_string()))
 }
 
 /// `warden <verdict>s <tool>: <reason> (<file:line>, ...; decided by <part>)`.

@@ -78,6 +78,8 @@ fn hook_in(cwd: &Path, home: &Path, protocol: &str, args: &[&str], input: &[u8])
     let mut child = warden(cwd, home)
         .arg("hook")
         .arg(protocol)
+        .arg("--audit-log")
+        .arg(home.join("audit/log.jsonl"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -285,4 +287,26 @@ fn the_hook_s_cwd_picks_the_project_layer_and_the_workspace() {
     };
     assert_eq!(write(&repo_dir.join("README.md")).0, "allow");
     assert_eq!(write(&dir.join("elsewhere/x.txt")).0, "deny");
+}
+
+#[test]
+fn every_hook_decision_is_audited_and_an_unrecordable_one_is_denied() {
+    let dir = tempdir("hook-audit");
+    let input = br#"{"session_id":"abc-123","transcript_path":"/dev/null","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls -la"}}"#;
+    let out = hook_in(&dir, &dir, "claude-code", &[], input);
+    assert_eq!(answer("claude-code", &out).0, "allow");
+    let records = warden_audit::read(&dir.join("audit/log.jsonl")).unwrap();
+    assert_eq!(records.len(), 1);
+    let r = &records[0].entry;
+    assert_eq!((r.session.as_str(), r.tool.as_str(), r.input.command.as_deref()), ("abc-123", "exec", Some("ls -la")));
+    let by = r.decided_by.as_ref().unwrap();
+    assert_eq!((by.kind.as_str(), by.name.as_deref()), ("hook", Some("claude-code")));
+    // A log that cannot be written: the call is denied, never passed.
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("audit"), "").unwrap();
+    let out = hook_in(&dir, &home, "claude-code", &[], input);
+    let (verdict, reason) = answer("claude-code", &out);
+    assert_eq!(verdict, "deny", "{reason}");
+    assert!(reason.contains("audit log"), "{reason}");
 }
