@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 /// before [`Log::append`] returns; the chain continues from the last whole record in the
 /// file, re-read under the lock (another process may have appended); a torn last line left
 /// by a crash is cut off, and the next record's `note` says so; the head checkpoint is
-/// written only after the log's sync, so it is never ahead of the durable log.
+/// written only after the log's sync, so it is never ahead of the durable log; a log that ends
+/// before its checkpoint is refused rather than continued (which would hide the cut).
 #[derive(Debug)]
 pub struct Log {
     path: PathBuf,
@@ -41,8 +42,9 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// The file cannot be created, opened or locked, is not a regular file, or its last
-    /// whole record is damaged (appending after it would hide that: run `warden audit verify`).
+    /// The file cannot be created, opened or locked, is not a regular file, its last whole
+    /// record is damaged, or it ends before its head checkpoint (appending would hide either:
+    /// run `warden audit verify`).
     pub fn open(path: &Path) -> Result<Log, AuditError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             DirBuilder::new()
@@ -155,6 +157,7 @@ impl Log {
                 message: format!("the last record of `{}` {what}; run `warden audit verify`", self.path.display()),
             },
         })?;
+        self.check_head(&found)?;
         if found.end < len {
             self.file.set_len(found.end).map_err(|e| AuditError::io("truncate the torn tail of", &self.path, e))?;
             self.file.sync_data().map_err(|e| AuditError::io("sync", &self.path, e))?;
@@ -162,6 +165,27 @@ impl Log {
         }
         self.tail = Some(found.clone());
         Ok(found)
+    }
+}
+
+impl Log {
+    /// Refuses to continue a log that ends before its head checkpoint, or whose last record
+    /// is not the one the checkpoint names: appending would overwrite the checkpoint and hide
+    /// that records were removed. (A checkpoint one record behind is a crash between the
+    /// log's sync and the checkpoint's rename, and is fine.)
+    fn check_head(&self, tail: &Tail) -> Result<(), AuditError> {
+        let head = crate::verify::read_checkpoint(&self.head_path).map_err(|message| AuditError::Damaged { message })?;
+        let Some(head) = head else { return Ok(()) };
+        let what = if head.seq > tail.seq {
+            format!("ends at record {} but its head checkpoint names record {}: records are missing", tail.seq, head.seq)
+        } else if head.seq == tail.seq && head.hash != tail.hash {
+            format!("has another record {} than its head checkpoint names", head.seq)
+        } else {
+            return Ok(());
+        };
+        Err(AuditError::Damaged {
+            message: format!("the log `{}` {what}; run `warden audit verify`, and move the log aside to start a new one", self.path.display()),
+        })
     }
 }
 

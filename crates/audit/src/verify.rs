@@ -234,7 +234,7 @@ fn compare_checkpoints(report: &mut VerifyReport, at_checkpoints: &[Option<Strin
 
 /// Reads a `<log>.head` checkpoint: `None` if there is none, `Err` (what is wrong) if it does
 /// not parse.
-fn read_checkpoint(path: &Path) -> Result<Option<Receipt>, String> {
+pub(crate) fn read_checkpoint(path: &Path) -> Result<Option<Receipt>, String> {
     let text = match std::fs::read(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

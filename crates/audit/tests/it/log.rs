@@ -122,3 +122,35 @@ fn the_default_path_is_outside_any_workspace() {
     assert_eq!(default_path(home, Some(state), false), state.join("warden/audit.jsonl"));
     assert_eq!(default_path(home, Some(std::path::Path::new("rel")), false), home.join(".local/state/warden/audit.jsonl"));
 }
+
+#[test]
+fn a_log_cut_short_of_its_head_checkpoint_refuses_appends_instead_of_hiding_it() {
+    let dir = tempdir("cut-open");
+    let path = dir.join("audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    for _ in 0..3 {
+        log.append(&decision("s", None, "ls", "allow", None)).unwrap();
+    }
+    drop(log);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kept: String = text.split_inclusive('\n').take(2).collect();
+    std::fs::write(&path, &kept).unwrap();
+    let err = Log::open(&path).unwrap_err().to_string();
+    assert!(err.contains("ends at record 2 but its head checkpoint names record 3"), "{err}");
+    // The same length but another last record.
+    let other = Log::open(&dir.join("other.jsonl")).and_then(|mut l| {
+        l.append(&decision("s", None, "ls", "allow", None))?;
+        l.append(&decision("s", None, "id", "allow", None))
+    });
+    assert_eq!(other.unwrap().seq, 2);
+    std::fs::copy(head_path(&dir.join("other.jsonl")), head_path(&path)).unwrap();
+    let err = Log::open(&path).unwrap_err().to_string();
+    assert!(err.contains("has another record 2 than its head checkpoint names"), "{err}");
+    // A checkpoint one behind (a crash before its rename) is fine.
+    std::fs::write(&path, text.split_inclusive('\n').take(3).collect::<String>()).unwrap();
+    let mut head: warden_audit::Receipt = serde_json::from_slice(&std::fs::read(head_path(&dir.join("other.jsonl"))).unwrap()).unwrap();
+    head.seq = 2;
+    head.hash = read(&path).unwrap()[1].hash.clone();
+    std::fs::write(head_path(&path), serde_json::to_vec(&head).unwrap()).unwrap();
+    assert_eq!(Log::open(&path).unwrap().append(&decision("s", None, "ls", "allow", None)).unwrap().seq, 4);
+}
