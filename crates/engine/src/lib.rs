@@ -31,5 +31,5 @@ pub use environment::Environment;
 pub use approve::{Answer, Approver, Pending, PreApprovalError, PreApprovals, RefuseAll};
 pub use redact::Redactor;
 pub use replay::{Change, ReplayReport, Suggestion, Suggestions, decide_record, replay, suggest, suggestion_text};
-pub use session::{Gate, Session, SessionConfig, SessionError, policy_hash};
+pub use session::{Gate, Session, SessionConfig, SessionError, Spent, policy_hash};
 pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};

@@ -65,6 +65,19 @@ pub struct Session {
     policy_hash: String,
     granted: SessionGrants,
     redactor: Arc<Redactor>,
+    spent: Spent,
+}
+
+/// What a session has used of its budgets (the policy's `commands`, `total-time`,
+/// `total-output` limits).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Spent {
+    /// Commands run.
+    pub commands: u64,
+    /// Their wall time, milliseconds.
+    pub time_ms: f64,
+    /// Their captured output, bytes.
+    pub output: u64,
 }
 
 impl std::fmt::Debug for Session {
@@ -111,7 +124,7 @@ impl Session {
             None => None,
         };
         let redactor = Arc::new(Redactor::new(&[]).map_err(SessionError::Audit)?);
-        Ok(Session { engine, env, config, approver, log, policy_hash: policy_hash(layers), granted: SessionGrants::default(), redactor })
+        Ok(Session { engine, env, config, approver, log, policy_hash: policy_hash(layers), granted: SessionGrants::default(), redactor, spent: Spent::default() })
     }
 
     /// The engine requests are decided with.
@@ -122,6 +135,11 @@ impl Session {
     /// The session id.
     pub fn id(&self) -> &str {
         &self.config.id
+    }
+
+    /// What the session has used of its budgets.
+    pub fn spent(&self) -> Spent {
+        self.spent
     }
 
     /// The hash of the policy in force.
@@ -161,11 +179,20 @@ impl Session {
             Query::Tool { path, .. } => path.unwrap_or_default().to_string(),
         };
         let input = Input { command, argv, ..self.input(None) };
-        let gate = self.settle(explanation, "exec", &subject, None, input.clone())?;
+        let mut gate = self.settle(explanation, "exec", &subject, None, input.clone())?;
+        let limits = gate.explanation.decision.grants.limits;
+        if gate.refused.is_none() {
+            gate.refused = over_budget(&limits, &self.spent);
+        }
         let mut outcome = match &gate.refused {
             Some(why) => Outcome::refused(&gate.explanation, why.clone()),
             None => {
                 let mut opts = opts.clone();
+                // A command may not run past what is left of the session's time budget.
+                if let Some(total) = limits.total_time_ms {
+                    let left = std::time::Duration::from_secs_f64((total as f64 - self.spent.time_ms).max(0.0) / 1000.0);
+                    opts.timeout = Some(opts.timeout.map_or(left, |t| t.min(left)));
+                }
                 if let Some(log) = &self.log {
                     opts.protect.extend(protected(log.path(), self.engine.context()));
                 }
@@ -180,6 +207,11 @@ impl Session {
                 }
             }
         };
+        if outcome.ran {
+            self.spent.commands += 1;
+            self.spent.time_ms += outcome.run.duration_ms;
+            self.spent.output += outcome.run.stdout.bytes + outcome.run.stderr.bytes;
+        }
         outcome.audit = self.finish(&gate, "exec", input, &outcome)?;
         Ok(outcome)
     }
@@ -318,6 +350,20 @@ impl Session {
             Some(log) => log.append(entry).map(Some).map_err(|e| SessionError::Audit(e.to_string())),
         }
     }
+}
+
+/// Why the session's budget refuses another command, if it does.
+fn over_budget(l: &warden_policy::Limits, spent: &Spent) -> Option<String> {
+    if let Some(n) = l.commands.filter(|n| spent.commands >= *n) {
+        return Some(format!("the session's budget of {n} commands (`limits {{ commands {n} }}`) is spent"));
+    }
+    if let Some(ms) = l.total_time_ms.filter(|ms| spent.time_ms >= *ms as f64) {
+        return Some(format!("the session's time budget of {} s (`total-time`) is spent ({:.0} s used)", ms / 1000, spent.time_ms / 1000.0));
+    }
+    if let Some(b) = l.total_output.filter(|b| spent.output >= *b) {
+        return Some(format!("the session's output budget of {b} bytes (`total-output`) is spent ({} bytes used)", spent.output));
+    }
+    None
 }
 
 fn decision_rec(d: &Decision) -> DecisionRec {

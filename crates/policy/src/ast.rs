@@ -270,6 +270,12 @@ pub enum Limit {
     FileSize(u64),
     /// Open descriptors.
     Files(u64),
+    /// Session budget: commands run (per agent session).
+    Commands(u64),
+    /// Session budget: wall time of all commands run, milliseconds.
+    TotalTime(u64),
+    /// Session budget: output captured over all commands, bytes.
+    TotalOutput(u64),
 }
 
 /// `sandbox native | wasi [image NAME]`

@@ -239,6 +239,12 @@ pub struct Limits {
     pub file_size: Option<u64>,
     /// Open descriptors.
     pub files: Option<u64>,
+    /// Session budget: commands an agent session may run.
+    pub commands: Option<u64>,
+    /// Session budget: wall time of all its commands, milliseconds.
+    pub total_time_ms: Option<u64>,
+    /// Session budget: output captured over all its commands, bytes.
+    pub total_output: Option<u64>,
 }
 
 /// Which backend runs the request.

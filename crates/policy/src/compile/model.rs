@@ -259,6 +259,9 @@ pub(crate) fn min_limits(a: &mut Limits, b: &Limits) {
     m(&mut a.output, b.output);
     m(&mut a.file_size, b.file_size);
     m(&mut a.files, b.files);
+    m(&mut a.commands, b.commands);
+    m(&mut a.total_time_ms, b.total_time_ms);
+    m(&mut a.total_output, b.total_output);
 }
 
 /// Applies one AST limit.
@@ -272,6 +275,9 @@ pub(crate) fn set_limit(l: &mut Limits, limit: &crate::ast::Limit) {
         Limit::Output(v) => one.output = Some(v),
         Limit::FileSize(v) => one.file_size = Some(v),
         Limit::Files(v) => one.files = Some(v),
+        Limit::Commands(v) => one.commands = Some(v),
+        Limit::TotalTime(v) => one.total_time_ms = Some(v),
+        Limit::TotalOutput(v) => one.total_output = Some(v),
     }
     min_limits(l, &one);
 }

@@ -3,13 +3,16 @@
 use crate::ast::Limit;
 
 /// The limit keys, in the order the reference lists them.
-pub(crate) const LIMIT_KEYS: [&str; 6] = [
+pub(crate) const LIMIT_KEYS: [&str; 9] = [
     "timeout",
     "memory",
     "processes",
     "output",
     "filesize",
     "files",
+    "commands",
+    "total-time",
+    "total-output",
 ];
 
 /// A problem in a value, with the byte range (relative to the value) it concerns.
@@ -181,6 +184,9 @@ pub(crate) fn limit(key: &str, value: &str) -> Option<Result<Limit, ValueError>>
         "output" => size(value).map(Limit::Output),
         "filesize" => size(value).map(Limit::FileSize),
         "files" => count(value).map(Limit::Files),
+        "commands" => count(value).map(Limit::Commands),
+        "total-time" => duration(value).map(Limit::TotalTime),
+        "total-output" => size(value).map(Limit::TotalOutput),
         _ => return None,
     })
 }
@@ -194,6 +200,9 @@ pub(crate) fn limit_text(limit: &Limit) -> String {
         Limit::Output(b) => format!("output {}", size_text(b)),
         Limit::FileSize(b) => format!("filesize {}", size_text(b)),
         Limit::Files(n) => format!("files {n}"),
+        Limit::Commands(n) => format!("commands {n}"),
+        Limit::TotalTime(ms) => format!("total-time {}", duration_text(ms)),
+        Limit::TotalOutput(b) => format!("total-output {}", size_text(b)),
     }
 }
 

@@ -174,6 +174,9 @@ mod generated {
             (0u64..5000).prop_map(|n| Limit::Output(n * 1024)),
             any::<u64>().prop_map(Limit::FileSize),
             any::<u64>().prop_map(Limit::Files),
+            any::<u64>().prop_map(Limit::Commands),
+            any::<u64>().prop_map(Limit::TotalTime),
+            any::<u64>().prop_map(Limit::TotalOutput),
         ];
         prop::collection::vec(limit.prop_map(sp), 0..3)
     }
