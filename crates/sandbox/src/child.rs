@@ -4,10 +4,11 @@
 //! is async-signal-safe: raw system calls on memory the parent prepared, no allocation, no
 //! locks, no printing. A failure writes `(stage, step, errno)` to the error pipe and exits.
 //!
-//! Order: stdio, wait for the parent's go (uid/gid maps written), mount view, pivot_root,
-//! hostname, cwd, no_new_privs + Landlock, drop every capability (for a root caller: after
-//! switching to the unprivileged uid and gid, with no supplementary group), rlimits, new
-//! session, descriptors above 2 marked close-on-exec, seccomp (last), execve.
+//! Order: stdio, wait for the parent's go (uid/gid maps written), no controlling terminal and
+//! a process group of its own, mount view, pivot_root, hostname, cwd, no_new_privs + Landlock,
+//! drop every capability (for a root caller: after switching to the unprivileged uid and gid,
+//! with no supplementary group), rlimits, descriptors above 2 marked close-on-exec, seccomp
+//! (last), execve.
 //!
 //! Credentials change through raw system calls: glibc's `setresuid` and friends signal every
 //! thread the parent had, which the child does not.
@@ -165,6 +166,18 @@ pub(crate) unsafe fn enter(c: &Child) -> ! {
         if libc::read(c.sync, (&raw mut go).cast(), 1) != 1 {
             fail(c.err, Stage::Sync, 0, errno());
         }
+        // No controlling terminal, own process group. Not setsid: a new session costs a
+        // scheduler autogroup (0.5-2 ms here). TIOCNOTTY from a process that is not a session
+        // leader only clears its own terminal; /dev/tty (the host's, before the view replaces
+        // it) then fails with ENXIO, for its children too, and the group is not the terminal's
+        // foreground one.
+        let tty = libc::open(c"/dev/tty".as_ptr(), libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        if tty >= 0 {
+            let r = libc::ioctl(tty, libc::TIOCNOTTY);
+            libc::close(tty);
+            check!(r, Stage::Session);
+        }
+        check!(libc::setpgid(0, 0), Stage::Session);
 
         let plan = c.plan;
         check!(libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()), Stage::Private);
@@ -245,7 +258,6 @@ pub(crate) unsafe fn enter(c: &Child) -> ! {
             let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };
             check!(libc::setrlimit(*resource, &lim), Stage::Rlimit, i);
         }
-        check!(libc::setsid(), Stage::Session);
         check!(libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
 
         for (i, prog) in c.programs.iter().enumerate() {

@@ -3,6 +3,7 @@
 
 use std::ffi::c_char;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use warden_feedback::{Capture, Run, SandboxInfo, Stream};
@@ -109,6 +110,8 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
     let mut reaper = Reaper { pid, reaped: false };
 
     write_id_maps(pid, root)?;
+    // Held until the run is over, then released off the caller's path (see `release_later`).
+    let mount_ns = std::fs::File::open(format!("/proc/{pid}/ns/mnt")).ok();
     // SAFETY: writes one byte from a stack buffer to our pipe.
     if unsafe { libc::write(sync_w.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
         return Err(Error::Io(std::io::Error::last_os_error()));
@@ -127,6 +130,9 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
     let deadline = started + spec.limits.timeout;
     let watch = supervise(pid, out_r, errp_r, stdin_parent, &spec.stdin, deadline, spec.limits.output_bytes)?;
     let status = reaper.wait();
+    if let Some(ns) = mount_ns {
+        release_later(OwnedFd::from(ns));
+    }
     let (exit_code, signal) = decode(status);
     let notes = Vec::new();
     let mut namespaces: Vec<String> = NAMESPACES.iter().map(|(_, n)| (*n).to_string()).collect();
@@ -152,6 +158,24 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
     };
     run.denials = denials::infer(spec, &run);
     Ok(run)
+}
+
+/// Drops a finished run's namespace descriptor on a background thread. Tearing a mount
+/// namespace down waits for an RCU grace period; holding the namespace until the command has
+/// been reaped moves that wait off the command's exit and the caller's path. Without the
+/// thread, the descriptor is dropped here.
+fn release_later(fd: OwnedFd) {
+    static RELEASER: OnceLock<Option<mpsc::Sender<OwnedFd>>> = OnceLock::new();
+    let tx = RELEASER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<OwnedFd>();
+        let spawned = std::thread::Builder::new().name("warden-ns-release".into()).spawn(move || rx.into_iter().for_each(drop));
+        spawned.ok().map(|_| tx)
+    });
+    if let Some(tx) = tx
+        && let Err(mpsc::SendError(fd)) = tx.send(fd)
+    {
+        drop(fd);
+    }
 }
 
 /// The host uid the command runs as.
