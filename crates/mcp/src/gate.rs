@@ -28,6 +28,10 @@ pub struct Shared {
     pub root: Dir,
     /// Where the audit log goes (wired by the engine's session).
     pub audit_log: Option<PathBuf>,
+    /// The policy files given (empty: the layers were discovered), for reloads.
+    pub policies: Vec<PathBuf>,
+    /// The connected clients, told about reloads.
+    pub peers: std::sync::Mutex<Vec<Peer<RoleServer>>>,
 }
 
 impl Shared {

@@ -80,6 +80,7 @@ pub async fn serve_http(server: Warden, opts: HttpOptions) -> Result<(), Error> 
         // Clients name this host however they reach it; the token is the guard here.
         config = config.disable_allowed_hosts();
     }
+    server.start_reloading();
     let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     let listener = TcpListener::bind(opts.addr).await.map_err(|source| Error::Bind { addr: opts.addr.to_string(), source })?;
     let local = listener.local_addr().map_err(|source| Error::Bind { addr: opts.addr.to_string(), source })?;

@@ -16,6 +16,7 @@
 //! - Every malformed message gets a JSON-RPC error and the server goes on serving; request
 //!   lines, bodies and arguments are capped.
 //! - HTTP binds loopback unless a bearer token is configured.
+//! - A changed policy replaces the old one only when it compiles (live reload, see `reload`).
 #![forbid(unsafe_code)]
 
 mod call;
@@ -23,6 +24,7 @@ mod files;
 mod gate;
 mod http;
 mod paths;
+mod reload;
 mod search;
 mod server;
 mod stdio;
@@ -48,6 +50,10 @@ pub struct Options {
     pub agent: Option<String>,
     /// Where the audit log goes.
     pub audit_log: Option<PathBuf>,
+    /// The policy files the engine was compiled from (empty: discovered), for live reloads.
+    pub policies: Vec<PathBuf>,
+    /// Whether to watch the policy files and reload a changed policy that compiles.
+    pub reload: bool,
 }
 
 /// Why the server could not start or stopped.
@@ -114,13 +120,23 @@ impl Warden {
             workspace,
             root,
             audit_log: opts.audit_log,
+            policies: opts.policies,
+            peers: std::sync::Mutex::new(Vec::new()),
         };
-        Ok(Warden { shared: Arc::new(shared) })
+        let shared = Arc::new(shared);
+        Ok(Warden { shared, reload: opts.reload })
     }
 
     /// The audit log the server was given (the engine's session writes it).
     pub fn audit_log(&self) -> Option<&std::path::Path> {
         self.shared.audit_log.as_deref()
+    }
+
+    /// Starts watching the policy (once; on the current runtime), when asked to.
+    pub(crate) fn start_reloading(&self) {
+        if self.reload {
+            tokio::spawn(reload::watch(Arc::clone(&self.shared)));
+        }
     }
 
     /// Serves one client over `read`/`write` (stdio) until it hangs up.
@@ -132,6 +148,7 @@ impl Warden {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        self.start_reloading();
         let transport = LineTransport::new(read, write, LINE_CAP);
         let running = rmcp::serve_server(self, transport).await.map_err(|e| Error::Session(e.to_string()))?;
         running.waiting().await.map_err(|e| Error::Session(e.to_string()))?;

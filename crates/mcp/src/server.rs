@@ -23,6 +23,8 @@ pub const ARGUMENT_CAP: usize = 8 << 20;
 #[derive(Clone)]
 pub struct Warden {
     pub(crate) shared: Arc<Shared>,
+    /// Whether the policy is watched (`serve_*` start the watcher).
+    pub(crate) reload: bool,
 }
 
 impl Warden {
@@ -44,8 +46,9 @@ impl Warden {
 }
 
 impl ServerHandler for Warden {
+    #[allow(deprecated, reason = "logging: reload reports go out as logging notifications")]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_logging().build())
             .with_server_info(Implementation::new("warden", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "warden decides every call against its policy (allow, ask, deny), runs commands in a sandbox, \
@@ -56,6 +59,24 @@ impl ServerHandler for Warden {
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         // 2026-07-28 forbids server-to-client requests, and `ask` is settled by elicitation.
         Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    #[allow(deprecated, reason = "logging/setLevel: reload reports go out as logging notifications")]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let mut peers = match self.shared.peers.lock() {
+            Ok(p) => p,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(context.peer);
     }
 
     async fn list_tools(

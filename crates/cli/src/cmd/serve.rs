@@ -29,6 +29,10 @@ pub struct Args {
     /// instead of stdio. An address off loopback needs --token-file.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
+    /// Do not watch the policy files (and the project's .warden/) for changes. By default a
+    /// changed policy that compiles replaces the old one; a broken edit keeps the old one.
+    #[arg(long)]
+    no_reload: bool,
     /// A file holding the bearer token HTTP clients must present.
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
@@ -42,7 +46,14 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let env = environment()?;
     let layers = layers(&args.policy, &env)?;
     let engine = Engine::new(&layers, context(&args.policy, &env)?).map_err(|d| policy_error(&d))?;
-    let opts = warden_mcp::Options { engine, env, agent: args.agent.clone(), audit_log: args.audit_log.clone() };
+    let opts = warden_mcp::Options {
+        engine,
+        env,
+        agent: args.agent.clone(),
+        audit_log: args.audit_log.clone(),
+        policies: args.policy.policies.clone(),
+        reload: !args.no_reload,
+    };
     let server = warden_mcp::Warden::new(opts).map_err(usage)?;
     match &args.http {
         None => warden_mcp::serve_stdio(server).map_err(usage)?,

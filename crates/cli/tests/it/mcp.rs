@@ -18,6 +18,10 @@ struct Server {
 
 impl Server {
     fn start(policy: &str) -> Server {
+        Server::start_at(&repo().join("policies").join(policy))
+    }
+
+    fn start_at(policy: &std::path::Path) -> Server {
         let ws = tempdir("mcp-raw");
         std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
         let home = tempdir("mcp-home");
@@ -25,7 +29,7 @@ impl Server {
             .args(["serve", "--mcp", "--workspace"])
             .arg(&ws)
             .arg("--policy")
-            .arg(repo().join("policies").join(policy))
+            .arg(policy)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -68,6 +72,18 @@ impl Server {
             }
         }
         panic!("no answer to id {id}");
+    }
+
+    /// The next logging notification whose text contains `text` (other lines skipped, at most 50).
+    fn notification(&mut self, text: &str) -> String {
+        for _ in 0..50 {
+            let line = self.lines.recv_timeout(std::time::Duration::from_secs(60)).expect("no notification within a minute");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["method"] == "notifications/message" && v["params"]["data"].as_str().unwrap_or("").contains(text) {
+                return v["params"]["data"].as_str().unwrap().to_string();
+            }
+        }
+        panic!("no notification saying `{text}`");
     }
 
     fn request(&mut self, id: i64, line: &str) -> serde_json::Value {
@@ -200,4 +216,21 @@ fn the_conformance_suite_passes_every_applicable_scenario() {
     eprintln!("{text}");
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("all failures are expected"), "{text}");
+}
+
+#[test]
+fn a_changed_policy_is_reloaded_and_a_broken_edit_keeps_the_old_one() {
+    let dir = tempdir("mcp-reload");
+    let policy = dir.join("p.policy");
+    std::fs::write(&policy, "version 1\ndefault deny\n\ntier read: allow {\n    exec echo\n}\n").unwrap();
+    let mut s = Server::start_at(&policy);
+    let verdict = |s: &mut Server, id| s.call(id, "explain", r#"{"command": "cat a.txt"}"#)["result"]["structuredContent"]["decision"]["verdict"].clone();
+    assert_eq!(verdict(&mut s, 2), "deny");
+    std::fs::write(&policy, "version 1\ndefault deny\n\ntier read: allow {\n    exec echo, cat\n}\n").unwrap();
+    s.notification("reloaded");
+    assert_eq!(verdict(&mut s, 3), "allow");
+    std::fs::write(&policy, "version 1\nthis is not a policy\n").unwrap();
+    let note = s.notification("does not load");
+    assert!(note.contains("p.policy:2"), "{note}");
+    assert_eq!(verdict(&mut s, 4), "allow");
 }
