@@ -19,6 +19,7 @@ mod confine;
 mod engine;
 mod environment;
 mod layers;
+mod narrow;
 mod redact;
 mod replay;
 mod run;

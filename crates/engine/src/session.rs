@@ -24,7 +24,9 @@ pub struct SessionConfig {
     pub id: String,
     /// The agent identity requests are decided for.
     pub agent: Option<String>,
-    /// The agent's parents, nearest first (a sub-agent's records name them).
+    /// The agents above this one, nearest first, each `AGENT[@SESSION]` (an empty AGENT is the
+    /// top-level identity). Every request is decided for each of them too, and gets no more
+    /// than any of them would (see `narrow.rs`); the records name them.
     pub parents: Vec<String>,
     /// The audit log; `None` runs without one (tests, `explain`-like callers).
     pub audit: Option<PathBuf>,
@@ -169,7 +171,7 @@ impl Session {
     /// The audit log cannot be written (nothing ran, or the outcome could not be recorded), or
     /// the sandbox cannot be built.
     pub fn exec(&mut self, query: Query<'_>, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
-        let explanation = self.engine.explain(self.config.agent.as_deref(), query);
+        let explanation = self.explain(query);
         let (command, argv) = match job {
             Job::Shell(text) => (Some(text.to_string()), None),
             Job::Argv(args) => (None, Some(args.to_vec())),
@@ -222,7 +224,7 @@ impl Session {
     /// # Errors
     /// The decision cannot be recorded (a hook must then answer deny).
     pub fn decide(&mut self, query: Query<'_>, via: Option<&str>) -> Result<(Explanation, Option<Receipt>), SessionError> {
-        let explanation = self.engine.explain(self.config.agent.as_deref(), query);
+        let explanation = self.explain(query);
         let (tool, input) = match query {
             Query::Command(text) => ("exec", Input { command: Some(text.to_string()), ..self.input(None) }),
             Query::Tool { name, path } => (name, self.input(path)),
@@ -243,7 +245,7 @@ impl Session {
     /// # Errors
     /// The decision cannot be recorded: the caller must not perform the tool.
     pub fn gate_tool(&mut self, name: &str, path: Option<&str>) -> Result<Gate, SessionError> {
-        let explanation = self.engine.explain(self.config.agent.as_deref(), Query::Tool { name, path });
+        let explanation = self.explain(Query::Tool { name, path });
         let input = self.input(path);
         self.settle(explanation, name, path.unwrap_or_default(), path, input)
     }
@@ -255,6 +257,25 @@ impl Session {
     pub fn finish_tool(&mut self, gate: &Gate, name: &str, path: Option<&str>, outcome: &Outcome) -> Result<Option<Receipt>, SessionError> {
         let input = self.input(path);
         self.finish(gate, name, input, outcome)
+    }
+
+    /// Explains `query` for this agent, narrowed by every parent.
+    pub fn explain(&self, query: Query<'_>) -> Explanation {
+        let mut x = self.engine.explain(self.config.agent.as_deref(), query);
+        if !self.config.parents.is_empty() {
+            let parents: Vec<(String, warden_policy::Decision)> = self
+                .config
+                .parents
+                .iter()
+                .map(|p| {
+                    let agent = p.split_once('@').map_or(p.as_str(), |(a, _)| a);
+                    let name = if agent.is_empty() { "(top level)".to_string() } else { agent.to_string() };
+                    (name, self.engine.explain((!agent.is_empty()).then_some(agent), query).decision)
+                })
+                .collect();
+            x.decision = crate::narrow::combine(x.decision, &parents);
+        }
+        x
     }
 
     fn settle(&mut self, explanation: Explanation, tool: &str, subject: &str, path: Option<&str>, input: Input) -> Result<Gate, SessionError> {

@@ -25,6 +25,10 @@ pub struct Args {
     /// The agent identity to decide for.
     #[arg(long)]
     agent: Option<String>,
+    /// An agent above this one, `AGENT[@SESSION]` (repeat, nearest first; `@SESSION` alone is
+    /// the top level): the command gets no more than each of them would.
+    #[arg(long = "parent", value_name = "AGENT[@SESSION]", requires = "agent")]
+    parents: Vec<String>,
     /// Wall timeout in seconds (only shortens the policy's).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
@@ -78,6 +82,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let engine = Engine::new(&layers, context(&args.policy, &env)?).map_err(|d| policy_error(&d))?;
     let config = SessionConfig {
         agent: args.agent.clone(),
+        parents: args.parents.clone(),
         audit: Some(args.audit_log.clone().unwrap_or_else(|| env.default_audit_log())),
         ..SessionConfig::default()
     };
