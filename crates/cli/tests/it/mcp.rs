@@ -234,3 +234,74 @@ fn a_changed_policy_is_reloaded_and_a_broken_edit_keeps_the_old_one() {
     assert!(note.contains("p.policy:2"), "{note}");
     assert_eq!(verdict(&mut s, 4), "allow");
 }
+
+/// Starts `warden serve --mcp --http 127.0.0.1:0` with `extra` flags; returns it and its address.
+fn http_server(extra: &[&str]) -> (Child, String) {
+    let ws = tempdir("mcp-http");
+    let home = tempdir("mcp-home");
+    let mut child = warden(&ws, &home)
+        .args(["serve", "--mcp", "--no-reload", "--workspace"])
+        .arg(&ws)
+        .arg("--policy")
+        .arg(repo().join("policies/full-auto.policy"))
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line.trim().strip_prefix("warden: serving MCP at http://").and_then(|a| a.strip_suffix("/mcp")).unwrap_or_else(|| panic!("{line}"));
+    (child, addr.to_string())
+}
+
+/// One HTTP/1.1 POST of an `initialize` request; the status code and the response text.
+fn post_initialize(addr: &str, auth: Option<&str>) -> (u16, String) {
+    use std::io::Read;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#;
+    let auth = auth.map(|a| format!("Authorization: {a}\r\n")).unwrap_or_default();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, response)
+}
+
+#[test]
+fn http_with_a_token_answers_401_without_it() {
+    let dir = tempdir("mcp-token");
+    let token = dir.join("token");
+    std::fs::write(&token, "s3cret-token\n").unwrap();
+    let (mut child, addr) = http_server(&["--token-file", token.to_str().unwrap()]);
+    assert_eq!(post_initialize(&addr, None).0, 401);
+    assert_eq!(post_initialize(&addr, Some("Bearer wrong-token")).0, 401);
+    assert_eq!(post_initialize(&addr, Some("Bearer s3cret-token!")).0, 401);
+    let (status, text) = post_initialize(&addr, Some("Bearer s3cret-token"));
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains(r#""serverInfo":{"name":"warden""#), "{text}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn http_off_loopback_without_a_token_refuses_to_start() {
+    let ws = tempdir("mcp-http-refuse");
+    let home = tempdir("mcp-home");
+    let out = warden(&ws, &home)
+        .args(["serve", "--mcp", "--no-reload", "--policy"])
+        .arg(repo().join("policies/full-auto.policy"))
+        .args(["--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs --token-file"), "{err}");
+}
