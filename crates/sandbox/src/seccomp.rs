@@ -167,7 +167,7 @@ fn main_program(network: bool) -> Result<Program, String> {
     let setid = libc::S_ISUID | libc::S_ISGID;
     let mode: Vec<(u8, To)> =
         [1u8, 2, 3].into_iter().map(|i| (i, block(vec![ld(arg(u32::from(i))), Ins { code: BPF_JSET_K, k: setid, jt: To::Deny, jf: To::Allow }]))).collect();
-    let socket = block(vec![ld(arg(0)), jeq(libc::AF_UNIX as u32, To::Allow, To::Deny)]);
+    let socket = (!network).then(|| block(vec![ld(arg(0)), jeq(libc::AF_UNIX as u32, To::Allow, To::Deny)]));
 
     let nr = |n: i64| u32::try_from(n).map_err(|_| format!("system call number {n}"));
     let mut main = vec![ld(4), jeq(AUDIT_ARCH, To::Skip(1), To::Next), ret(RET_KILL_PROCESS), ld(0)];
@@ -180,7 +180,7 @@ fn main_program(network: bool) -> Result<Program, String> {
         let target = mode.iter().find(|(i, _)| *i == a).map(|(_, t)| *t).ok_or("mode argument index")?;
         main.push(jeq(nr(n)?, target, To::Next));
     }
-    if !network {
+    if let Some(socket) = socket {
         main.push(jeq(nr(libc::SYS_socket)?, socket, To::Next));
     }
     main.push(ret(RET_ALLOW));
