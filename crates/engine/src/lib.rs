@@ -15,11 +15,13 @@
 #![forbid(unsafe_code)]
 
 mod approve;
+mod budget;
 mod confine;
 mod engine;
 mod environment;
 mod layers;
 mod narrow;
+mod records;
 mod redact;
 mod replay;
 mod run;
@@ -32,5 +34,7 @@ pub use environment::Environment;
 pub use approve::{Answer, Approver, Pending, PreApprovalError, PreApprovals, RefuseAll};
 pub use redact::Redactor;
 pub use replay::{Change, ReplayReport, Suggestion, Suggestions, decide_record, replay, suggest, suggestion_text};
-pub use session::{Gate, Session, SessionConfig, SessionError, Spent, policy_hash};
+pub use budget::Spent;
+pub use records::policy_hash;
+pub use session::{Gate, Session, SessionConfig, SessionError};
 pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};

@@ -5,15 +5,16 @@
 //! When the audit log cannot be written, nothing runs (fail closed). The log's folder is
 //! hidden from every sandbox the session builds, whatever the grants say.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-use warden_audit::{DecidedBy, DecisionRec, DenialRec, Entry, Input, Kind, Log, OutcomeRec, Receipt, RuleRef};
+use warden_audit::{DecidedBy, DecisionRec, DenialRec, Entry, Input, Kind, Log, OutcomeRec, Receipt};
 use warden_policy::ast::Verdict;
-use warden_policy::{Decision, Diagnostics, LayerSource};
+use warden_policy::{Diagnostics, LayerSource};
 
 use crate::approve::{Answer, Approver, Pending, SessionGrants, asking};
+use crate::budget::{Spent, over_budget};
+use crate::records::{decision_rec, open_log, policy_hash, protected, session_id};
 use crate::redact::Redactor;
 use crate::{Engine, Environment, Explanation, Job, Outcome, Query, RunError, RunOptions};
 
@@ -46,15 +47,32 @@ pub enum SessionError {
     Run(#[from] RunError),
 }
 
-/// A tool request that was decided and settled (for tools the caller performs itself).
+/// A request that was decided and recorded; once settled, it runs ([`Session::run`]) or the
+/// caller performs the tool and records what it did ([`Session::finish`]).
+///
+/// Async callers (the MCP server asks its client) settle `ask` themselves: [`Gate::pending`]
+/// is true until [`Session::answer`] records the answer.
 #[derive(Debug, Clone)]
 pub struct Gate {
     /// The decision and what the analyser found.
     pub explanation: Explanation,
-    /// Why it may not proceed; `None` when it may.
+    /// Why it may not proceed; `None` when it may (or while an answer is pending).
     pub refused: Option<String>,
     /// The decision record, when audited.
     pub decision_seq: Option<u64>,
+    /// Whether the decision asked and nobody has answered yet.
+    pub pending: bool,
+    tool: String,
+    subject: String,
+    path: Option<String>,
+    input: Input,
+}
+
+impl Gate {
+    /// What an approver is shown while the gate is pending.
+    pub fn pending_request<'a>(&'a self, agent: Option<&'a str>) -> Pending<'a> {
+        Pending { agent, tool: &self.tool, subject: &self.subject, decision: &self.explanation.decision }
+    }
 }
 
 /// Decides, settles `ask`, audits and runs. One per agent session.
@@ -70,39 +88,10 @@ pub struct Session {
     spent: Spent,
 }
 
-/// What a session has used of its budgets (the policy's `commands`, `total-time`,
-/// `total-output` limits).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct Spent {
-    /// Commands run.
-    pub commands: u64,
-    /// Their wall time, milliseconds.
-    pub time_ms: f64,
-    /// Their captured output, bytes.
-    pub output: u64,
-}
-
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session").field("config", &self.config).field("policy_hash", &self.policy_hash).finish_non_exhaustive()
     }
-}
-
-/// The hex SHA-256 of the layers: kind, file names and texts, in order.
-pub fn policy_hash(layers: &[LayerSource]) -> String {
-    let mut h = Sha256::new();
-    for layer in layers {
-        h.update(format!("layer {:?}\n", layer.kind).as_bytes());
-        for file in &layer.files {
-            h.update(format!("file {} {}\n", file.name, file.text.len()).as_bytes());
-            h.update(file.text.as_bytes());
-        }
-    }
-    hex(&h.finalize())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Session {
@@ -165,12 +154,23 @@ impl Session {
         Ok(())
     }
 
-    /// Decides `query`, settles `ask`, records, and runs `job` confined.
+    /// Decides `query`, settles `ask` with the session's approver, records, and runs `job`
+    /// confined.
     ///
     /// # Errors
     /// The audit log cannot be written (nothing ran, or the outcome could not be recorded), or
     /// the sandbox cannot be built.
     pub fn exec(&mut self, query: Query<'_>, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
+        let mut gate = self.begin_exec(query, job)?;
+        self.settle(&mut gate)?;
+        self.run(gate, job, opts)
+    }
+
+    /// Decides a command and records the decision (first half of [`Session::exec`]).
+    ///
+    /// # Errors
+    /// The decision cannot be recorded: nothing may run.
+    pub fn begin_exec(&mut self, query: Query<'_>, job: Job<'_>) -> Result<Gate, SessionError> {
         let explanation = self.explain(query);
         let (command, argv) = match job {
             Job::Shell(text) => (Some(text.to_string()), None),
@@ -181,7 +181,18 @@ impl Session {
             Query::Tool { path, .. } => path.unwrap_or_default().to_string(),
         };
         let input = Input { command, argv, ..self.input(None) };
-        let mut gate = self.settle(explanation, "exec", &subject, None, input.clone())?;
+        self.begin(explanation, "exec", subject, None, input)
+    }
+
+    /// Runs a settled command gate confined (second half of [`Session::exec`]): budgets, the
+    /// sandbox, the outcome record. A gate still pending is refused.
+    ///
+    /// # Errors
+    /// The outcome cannot be recorded, or the sandbox cannot be built (recorded as not run).
+    pub fn run(&mut self, mut gate: Gate, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
+        if gate.pending {
+            gate.refused = Some("needs approval, and no answer was recorded".into());
+        }
         let limits = gate.explanation.decision.grants.limits;
         if gate.refused.is_none() {
             gate.refused = over_budget(&limits, &self.spent);
@@ -203,7 +214,7 @@ impl Session {
                     Err(e) => {
                         let mut o = Outcome::refused(&gate.explanation, format!("not run: {e}"));
                         o.refused = Some(format!("the sandbox could not run it: {e}"));
-                        self.finish(&gate, "exec", input, &o)?;
+                        self.finish(&gate, &o)?;
                         return Err(e.into());
                     }
                 }
@@ -214,7 +225,7 @@ impl Session {
             self.spent.time_ms += outcome.run.duration_ms;
             self.spent.output += outcome.run.stdout.bytes + outcome.run.stderr.bytes;
         }
-        outcome.audit = self.finish(&gate, "exec", input, &outcome)?;
+        outcome.audit = self.finish(&gate, &outcome)?;
         Ok(outcome)
     }
 
@@ -239,24 +250,78 @@ impl Session {
         Ok((explanation, receipt))
     }
 
-    /// Decides and settles a tool call the caller performs itself (file tools); record its
-    /// result with [`Session::finish_tool`].
+    /// Decides a tool call the caller performs itself (file tools) and records the decision;
+    /// settle a pending `ask` with [`Session::answer`] (or [`Session::settle`]), then record
+    /// what the tool did with [`Session::finish`].
     ///
     /// # Errors
     /// The decision cannot be recorded: the caller must not perform the tool.
-    pub fn gate_tool(&mut self, name: &str, path: Option<&str>) -> Result<Gate, SessionError> {
+    pub fn begin_tool(&mut self, name: &str, path: Option<&str>) -> Result<Gate, SessionError> {
         let explanation = self.explain(Query::Tool { name, path });
         let input = self.input(path);
-        self.settle(explanation, name, path.unwrap_or_default(), path, input)
+        self.begin(explanation, name, path.unwrap_or_default().to_string(), path.map(str::to_string), input)
     }
 
-    /// Records what a gated tool call did.
+    /// Settles a pending gate with the session's own approver (nothing to do otherwise).
+    ///
+    /// # Errors
+    /// The answer cannot be recorded.
+    pub fn settle(&mut self, gate: &mut Gate) -> Result<(), SessionError> {
+        if gate.pending {
+            let answer = self.approver.approve(&gate.pending_request(self.config.agent.as_deref()));
+            self.answer(gate, answer)?;
+        }
+        Ok(())
+    }
+
+    /// Records the answer to a pending gate: who gave it, and what.
+    ///
+    /// # Errors
+    /// The answer cannot be recorded: the request must then not proceed (the gate says so).
+    pub fn answer(&mut self, gate: &mut Gate, answer: Answer) -> Result<(), SessionError> {
+        let d = &gate.explanation.decision;
+        let mut approval = self.entry(Kind::Approval, &gate.tool, gate.input.clone());
+        approval.refers_to = gate.decision_seq;
+        approval.decided_by = Some(DecidedBy { kind: "approver".into(), name: Some(answer.by().to_string()) });
+        let verdict = if answer.granted() { "allow" } else { "deny" };
+        approval.decision = Some(DecisionRec { verdict: verdict.into(), ..decision_rec(d) });
+        approval.note = Some(match &answer {
+            Answer::Once { .. } => "approved once".to_string(),
+            Answer::Session { .. } => "approved for this session".to_string(),
+            Answer::Refused { why, .. } => format!("refused: {why}"),
+        });
+        // Whatever happens next the gate no longer waits; an unrecorded answer refuses.
+        gate.pending = false;
+        gate.refused = Some("the approval could not be recorded".into());
+        self.record(&approval)?;
+        gate.refused = match answer {
+            Answer::Once { .. } => None,
+            Answer::Session { .. } => {
+                self.granted.add(asking(&gate.explanation.decision, &gate.tool, gate.path.as_deref()));
+                None
+            }
+            Answer::Refused { why, .. } => Some(why),
+        };
+        Ok(())
+    }
+
+    /// Records what a gated request did (or that it did not run).
     ///
     /// # Errors
     /// The record cannot be written.
-    pub fn finish_tool(&mut self, gate: &Gate, name: &str, path: Option<&str>, outcome: &Outcome) -> Result<Option<Receipt>, SessionError> {
-        let input = self.input(path);
-        self.finish(gate, name, input, outcome)
+    pub fn finish(&mut self, gate: &Gate, o: &Outcome) -> Result<Option<Receipt>, SessionError> {
+        let mut entry = self.entry(Kind::Outcome, &gate.tool, gate.input.clone());
+        entry.refers_to = gate.decision_seq;
+        entry.outcome = Some(OutcomeRec {
+            ran: o.ran,
+            exit_code: o.run.exit_code,
+            signal: o.run.signal.clone(),
+            timed_out: o.run.timed_out,
+            duration_ms: o.run.duration_ms,
+            denials: o.run.denials.iter().map(|d| DenialRec { op: d.op.clone(), target: d.target.clone(), source: format!("{:?}", d.source).to_lowercase() }).collect(),
+            refused: o.refused.clone(),
+        });
+        self.record(&entry)
     }
 
     /// Explains `query` for this agent, narrowed by every parent.
@@ -278,60 +343,22 @@ impl Session {
         x
     }
 
-    fn settle(&mut self, explanation: Explanation, tool: &str, subject: &str, path: Option<&str>, input: Input) -> Result<Gate, SessionError> {
+    fn begin(&mut self, explanation: Explanation, tool: &str, subject: String, path: Option<String>, input: Input) -> Result<Gate, SessionError> {
         let d = &explanation.decision;
         let mut entry = self.entry(Kind::Decision, tool, input.clone());
         entry.decision = Some(decision_rec(d));
         entry.decided_by = Some(DecidedBy { kind: "policy".into(), name: None });
         let seq = self.record(&entry)?.map(|r| r.seq);
-        let refused = match d.verdict {
-            Verdict::Allow => None,
-            Verdict::Deny => Some(format!("denied: {}", d.reason)),
-            Verdict::Ask => {
-                let keys = asking(d, tool, path);
-                let answer = if self.granted.covers(&keys) {
-                    Answer::Once { by: "session-approval".into() }
-                } else {
-                    let pending = Pending { agent: self.config.agent.as_deref(), tool, subject, decision: d };
-                    self.approver.approve(&pending)
-                };
-                let mut approval = self.entry(Kind::Approval, tool, input);
-                approval.refers_to = seq;
-                approval.decided_by = Some(DecidedBy { kind: "approver".into(), name: Some(answer.by().to_string()) });
-                let verdict = if answer.granted() { "allow" } else { "deny" };
-                approval.decision = Some(DecisionRec { verdict: verdict.into(), ..decision_rec(d) });
-                approval.note = Some(match &answer {
-                    Answer::Once { .. } => "approved once".to_string(),
-                    Answer::Session { .. } => "approved for this session".to_string(),
-                    Answer::Refused { why, .. } => format!("refused: {why}"),
-                });
-                self.record(&approval)?;
-                match answer {
-                    Answer::Once { .. } => None,
-                    Answer::Session { .. } => {
-                        self.granted.add(keys);
-                        None
-                    }
-                    Answer::Refused { why, .. } => Some(why),
-                }
-            }
+        let (refused, pending) = match d.verdict {
+            Verdict::Allow => (None, false),
+            Verdict::Deny => (Some(format!("denied: {}", d.reason)), false),
+            Verdict::Ask => (None, true),
         };
-        Ok(Gate { explanation, refused, decision_seq: seq })
-    }
-
-    fn finish(&mut self, gate: &Gate, tool: &str, input: Input, o: &Outcome) -> Result<Option<Receipt>, SessionError> {
-        let mut entry = self.entry(Kind::Outcome, tool, input);
-        entry.refers_to = gate.decision_seq;
-        entry.outcome = Some(OutcomeRec {
-            ran: o.ran,
-            exit_code: o.run.exit_code,
-            signal: o.run.signal.clone(),
-            timed_out: o.run.timed_out,
-            duration_ms: o.run.duration_ms,
-            denials: o.run.denials.iter().map(|d| DenialRec { op: d.op.clone(), target: d.target.clone(), source: format!("{:?}", d.source).to_lowercase() }).collect(),
-            refused: o.refused.clone(),
-        });
-        self.record(&entry)
+        let mut gate = Gate { explanation, refused, decision_seq: seq, pending, tool: tool.to_string(), subject, path, input };
+        if gate.pending && self.granted.covers(&asking(&gate.explanation.decision, tool, gate.path.as_deref())) {
+            self.answer(&mut gate, Answer::Once { by: "session-approval".into() })?;
+        }
+        Ok(gate)
     }
 
     fn input(&self, path: Option<&str>) -> Input {
@@ -373,73 +400,3 @@ impl Session {
     }
 }
 
-/// Why the session's budget refuses another command, if it does.
-fn over_budget(l: &warden_policy::Limits, spent: &Spent) -> Option<String> {
-    if let Some(n) = l.commands.filter(|n| spent.commands >= *n) {
-        return Some(format!("the session's budget of {n} commands (`limits {{ commands {n} }}`) is spent"));
-    }
-    if let Some(ms) = l.total_time_ms.filter(|ms| spent.time_ms >= *ms as f64) {
-        return Some(format!("the session's time budget of {} s (`total-time`) is spent ({:.0} s used)", ms / 1000, spent.time_ms / 1000.0));
-    }
-    if let Some(b) = l.total_output.filter(|b| spent.output >= *b) {
-        return Some(format!("the session's output budget of {b} bytes (`total-output`) is spent ({} bytes used)", spent.output));
-    }
-    None
-}
-
-fn decision_rec(d: &Decision) -> DecisionRec {
-    DecisionRec {
-        verdict: d.verdict.as_str().into(),
-        tier: d.tier.as_deref().map(str::to_string),
-        reason: d.reason.to_string(),
-        rules: d
-            .rules
-            .iter()
-            .map(|r| RuleRef { file: r.file.to_string(), line: r.line, column: r.column, layer: format!("{:?}", r.layer).to_lowercase() })
-            .collect(),
-    }
-}
-
-/// Opens the log, refusing one with more than one name.
-fn open_log(path: &Path) -> Result<Log, SessionError> {
-    let log = Log::open(path).map_err(|e| SessionError::Audit(e.to_string()))?;
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).map_err(|e| SessionError::Audit(format!("{}: {e}", path.display())))?;
-    if meta.nlink() != 1 {
-        return Err(SessionError::Audit(format!(
-            "{} has {} hard links; a sandboxed command could write it through another name, so warden refuses to use it",
-            path.display(),
-            meta.nlink()
-        )));
-    }
-    Ok(log)
-}
-
-/// What a sandbox must never show: the log and its head checkpoint, and their folder too
-/// unless the folder holds the workspace (a log kept inside a project hides only its files).
-fn protected(log: &Path, ctx: &warden_policy::Context) -> Vec<PathBuf> {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let file = canon(log);
-    let mut head = file.clone().into_os_string();
-    head.push(".head");
-    let mut out = vec![file.clone(), PathBuf::from(head)];
-    if let Some(dir) = file.parent() {
-        let holds = |p: &str| Path::new(p).starts_with(dir) || canon(Path::new(p)).starts_with(dir);
-        if !holds(&ctx.workspace) && !holds(&ctx.cwd) && dir != Path::new("/") {
-            out.push(dir.to_path_buf());
-        }
-    }
-    out
-}
-
-/// A fresh session id: time and process id, hashed (unique enough across a fleet's logs).
-fn session_id() -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let mut h = Sha256::new();
-    h.update(now.as_nanos().to_le_bytes());
-    h.update(std::process::id().to_le_bytes());
-    if let Ok(bytes) = std::fs::read("/proc/sys/kernel/random/uuid") {
-        h.update(bytes);
-    }
-    hex(&h.finalize()).chars().take(16).collect()
-}
