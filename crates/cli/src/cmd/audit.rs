@@ -22,7 +22,9 @@ enum Verb {
     /// Check every record's hash, the chain, the sequence and the head checkpoint; name the
     /// first bad record. Exit 1 on any problem.
     Verify(VerifyArgs),
-    /// List the records that match every filter given (a table, or JSON lines with --json).
+    /// List the records that match every filter given (a table, or JSON lines with --json). In
+    /// the table, an outcome's verdict column says how it ended (`exit N`, `signal`, `timeout`,
+    /// `refused`).
     Query(Box<QueryArgs>),
     /// Per agent and overall: commands, verdicts, manual interventions, approvals, sandbox
     /// denials, failed runs, retries, time per command.
@@ -201,16 +203,23 @@ fn query(args: &QueryArgs) -> Result<ExitCode, CliError> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:>6}  {:<27}  {:<10}  {:<10}  {:<5}  {:<10}  {:<28}  COMMAND", "SEQ", "TIME", "AGENT", "TOOL", "VERD", "TIER", "RULE");
+    println!("{:>6}  {:<27}  {:<10}  {:<10}  {:<7}  {:<10}  {:<28}  COMMAND", "SEQ", "TIME", "AGENT", "TOOL", "VERDICT", "TIER", "RULE");
     for r in found {
         let e = &r.entry;
         let d = e.decision.as_ref();
-        let verdict = d.map_or_else(|| e.kind.as_str().to_owned(), |d| d.verdict.clone());
+        let verdict = match (d, &e.outcome) {
+            (Some(d), _) => d.verdict.clone(),
+            (None, Some(o)) if o.timed_out => String::from("timeout"),
+            (None, Some(o)) if o.signal.is_some() => String::from("signal"),
+            (None, Some(o)) if o.ran => format!("exit {}", o.exit_code.map_or_else(|| String::from("?"), |c| c.to_string())),
+            (None, Some(_)) => String::from("refused"),
+            (None, None) => e.kind.as_str().to_owned(),
+        };
         let rule = d.and_then(|d| d.rules.first()).map_or_else(|| String::from("-"), |r| format!("{}:{}", r.file, r.line));
         let argv = e.input.argv.as_ref().map(|a| a.join(" "));
         let what = e.input.command.as_deref().or(argv.as_deref()).or(e.input.path.as_deref()).unwrap_or("-");
         println!(
-            "{:>6}  {:<27}  {:<10}  {:<10}  {:<5}  {:<10}  {:<28}  {what}",
+            "{:>6}  {:<27}  {:<10}  {:<10}  {:<7}  {:<10}  {:<28}  {what}",
             r.seq,
             r.time,
             e.agent.as_deref().unwrap_or("-"),

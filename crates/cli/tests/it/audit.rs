@@ -131,6 +131,9 @@ fn query_prints_a_table_or_json_lines_of_what_matches() {
     assert!(rows[0].starts_with("   SEQ  TIME"), "{table}");
     assert!(rows[1].contains("bob") && rows[1].contains("allow") && rows[1].contains("policies/default.policy:12") && rows[1].ends_with("cargo test"), "{table}");
     assert!(rows[2].trim_start().starts_with('4') && rows[2].ends_with("ls"), "{table}");
+    let out = audit(&["query", "--kind", "outcome"], &path);
+    let table = stdout(&out);
+    assert!(table.lines().nth(1).is_some_and(|l| l.contains(" exit 2 ") && l.ends_with("cargo test")), "{table}");
     let out = audit(&["query", "--verdict", "deny", "--rule", "default.policy:12", "--json"], &path);
     let lines: Vec<serde_json::Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 1);
