@@ -53,11 +53,14 @@ impl Log {
                 .create(parent)
                 .map_err(|e| AuditError::io("create the folder of", parent, e))?;
         }
+        // Never through a symlink: a command that could plant one where the log will be would
+        // have warden append (as root, perhaps) to a file of its choosing.
         let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)
             .map_err(|e| AuditError::io("open", path, e))?;
         let meta = file.metadata().map_err(|e| AuditError::io("stat", path, e))?;
@@ -133,11 +136,17 @@ impl Log {
         let tmp = PathBuf::from(tmp);
         let mut text = serde_json::to_vec(receipt).map_err(AuditError::Encode)?;
         text.push(b'\n');
+        // A fresh file, never an existing one or a symlink planted in its place.
+        match std::fs::remove_file(&tmp) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(AuditError::io("remove", &tmp, e)),
+        }
         let mut f = OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)
             .map_err(|e| AuditError::io("create", &tmp, e))?;
         f.write_all(&text).map_err(|e| AuditError::io("write", &tmp, e))?;

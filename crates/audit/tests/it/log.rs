@@ -154,3 +154,24 @@ fn a_log_cut_short_of_its_head_checkpoint_refuses_appends_instead_of_hiding_it()
     std::fs::write(head_path(&path), serde_json::to_vec(&head).unwrap()).unwrap();
     assert_eq!(Log::open(&path).unwrap().append(&decision("s", None, "ls", "allow", None)).unwrap().seq, 4);
 }
+
+#[test]
+fn planted_symlinks_are_never_followed() {
+    let dir = tempdir("symlink");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "keep\n").unwrap();
+    // A symlink where the log will be: refused, the target untouched.
+    let path = dir.join("audit.jsonl");
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    assert!(Log::open(&path).is_err());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    // A symlink where the head's temporary file goes: replaced, the target untouched.
+    let path = dir.join("real.jsonl");
+    let mut tmp = head_path(&path).into_os_string();
+    tmp.push(".tmp");
+    std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+    let mut log = Log::open(&path).unwrap();
+    log.append(&decision("s", None, "ls", "allow", None)).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    assert!(verify(&path).unwrap().ok());
+}
