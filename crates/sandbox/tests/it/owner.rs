@@ -61,3 +61,28 @@ fn files_of_the_callers_outside_write_grants_are_not_the_commands() {
         assert!(!run.stdout.text.contains("PRIVATE"), "{run:?}");
     }
 }
+
+/// Run by `the_command_has_no_controlling_terminal` under `script` (a pty as the controlling
+/// terminal of this process): prints whether /dev/tty opens outside and inside the sandbox.
+#[test]
+#[ignore = "run under a terminal by the_command_has_no_controlling_terminal"]
+fn tty_probe() {
+    let outside = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok();
+    let t = TempDir::new("tty");
+    let run = warden_sandbox::run(&sh(t.path(), "if (exec 3<>/dev/tty) 2>/dev/null; then echo TTY; else echo NOTTY; fi")).unwrap();
+    println!("probe outside:{} inside:{}", if outside { "TTY" } else { "NOTTY" }, run.stdout.text.trim());
+}
+
+#[test]
+fn the_command_has_no_controlling_terminal() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        eprintln!("script (util-linux) is not installed: cannot give the probe a terminal");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let cmd = format!("{} --exact owner::tty_probe --ignored --nocapture --test-threads=1", exe.display());
+    let out = std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(std::process::Stdio::null()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("probe outside:TTY"), "the probe had no terminal to lose: {text}");
+    assert!(text.contains("inside:NOTTY"), "the sandboxed command opened /dev/tty: {text}");
+}
