@@ -11,12 +11,15 @@ refused when it cannot; every structuredContent validates against the tool's out
 
 import asyncio
 import os
+import subprocess
 import sys
 import tempfile
 
 import jsonschema
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+import httpx2
 
 PASSED = []
 
@@ -155,6 +158,42 @@ async def readonly(warden, repo, ws, home):
             check("the hidden tool wrote nothing", not os.path.exists(os.path.join(ws, "x.txt")))
 
 
+async def over_http(warden, repo, ws, home):
+    """Streamable HTTP with a bearer token: the tools, an exec, and an ask approved by elicitation."""
+    token = os.path.join(home, "token")
+    with open(token, "w") as f:
+        f.write("py-client-token\n")
+    policy = os.path.join(repo, "policies", "default.policy")
+    env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"), "PATH": "/usr/bin:/bin"}
+    args = [warden, "serve", "--mcp", "--no-reload", "--policy", policy, "--workspace", ws, "--http", "127.0.0.1:0", "--token-file", token]
+    proc = subprocess.Popen(args, env=env, cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        url = line.strip().removeprefix("warden: serving MCP at ")
+        check("the HTTP server says where it listens", url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), line)
+        asked = []
+
+        async def approve(ctx, params):
+            asked.append(params.message)
+            return types.ElicitResult(action="accept", content={"answer": "approve once"})
+
+        client = httpx2.AsyncClient(headers={"Authorization": "Bearer py-client-token"})
+        async with streamable_http_client(url, http_client=client) as (r, w):
+            async with ClientSession(r, w, elicitation_callback=approve) as s:
+                await s.initialize()
+                tools = {t.name: t for t in (await s.list_tools()).tools}
+                check("HTTP lists every tool", len(tools) == 7, sorted(tools))
+                res = await call(s, tools, "exec", {"command": "echo over http"})
+                check("HTTP exec runs", res.structured_content["stdout"]["text"] == "over http\n", res.structured_content)
+                res = await call(s, tools, "write_file", {"path": "http.txt", "content": "via http\n"})
+                check("HTTP ask goes to the client and runs when approved", len(asked) == 1 and res.structured_content["ok"], res.structured_content)
+        denied = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers={"Accept": "application/json, text/event-stream"})
+        check("HTTP without the token gets 401", denied.status_code == 401, denied.status_code)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 async def main():
     warden, repo = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="warden-mcp-py-") as tmp:
@@ -170,6 +209,7 @@ async def main():
         await full_auto(warden, repo, ws, home)
         await asking(warden, repo, ws, home)
         await readonly(warden, repo, ws, home)
+        await over_http(warden, repo, ws, home)
     print(f"client_test: {len(PASSED)} checks passed")
 
 
