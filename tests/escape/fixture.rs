@@ -125,6 +125,9 @@ impl Fixture {
         for dir in [&self.ws, &self.outside, &self.readable] {
             fs::set_permissions(dir, fs::Permissions::from_mode(0o755))?;
         }
+        // warden's audit log for the case lives here: made before the snapshot, so only what
+        // the attack does to it counts.
+        fs::create_dir_all(self.root.join("audit"))?;
         Ok(())
     }
 

@@ -1,13 +1,14 @@
 //! The audit log: a sandboxed command cannot write, truncate, delete, rename or link it.
 //! warden keeps this case's log in `{root}/audit/`, outside every grant; the attack finds it
-//! at run time (a literal path would be refused before anything ran).
+//! at run time (a literal path would be refused before anything ran). `:` is a special
+//! builtin: a failed redirection of it would end the script, so it runs in a subshell.
 
 use super::{Attack, Case, case, reached};
 
 pub fn cases() -> Vec<Case> {
     vec![case("audit-log-tamper", |_| {
         Ok(Attack::hidden(
-            "L=$(printf %s {root})/audit/log.jsonl; echo forged >> \"$L\"; : > \"$L\"; \
+            "L=$(printf %s {root})/audit/log.jsonl; echo forged >> \"$L\"; (: > \"$L\"); \
              printf '{\"seq\":1}\\n' > \"$L.head\"; mv \"$L\" \"$L.x\"; ln \"$L\" \"$W/link\"; rm -f \"$L\" \"$L.head\"; \
              cat \"$L\" > \"$W/copy\"; echo done",
         )
@@ -30,7 +31,9 @@ pub fn cases() -> Vec<Case> {
                 return Err(format!("the log lost records: {} left, first #{}", records.len(), first.seq));
             }
             let text = std::fs::read_to_string(&log).map_err(|e| e.to_string())?;
-            if text.contains("forged") {
+            // The script itself (with the word) is in the log's decision record: look for the
+            // line the attack appends.
+            if text.lines().any(|l| l.trim() == "forged") {
                 return Err("the attack wrote into the log".into());
             }
             for f in ["link", "copy"] {
