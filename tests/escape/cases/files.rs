@@ -294,11 +294,14 @@ pub fn cases() -> Vec<Case> {
                 },
             ))
         }),
-        // The caller's own files outside the write grants: a root caller's command is not their
-        // owner (uid 0 without capabilities still owns root's files), so mode 0600 holds.
+        // Root's own files outside the write grants: a root caller's command is not their owner
+        // (uid 0 without capabilities still owns root's files), so mode 0600 holds. When the
+        // suite itself runs unprivileged, the file is the caller's own, which its command may
+        // read through the grant: then it holds no secret, and only the mode and owner count.
         case("caller-private-file-in-read-grant", |fx| {
-            let secret = fx.secret("owner-only");
-            fx.plant("readable/owner-only.txt", &format!("{secret}\n"), 0o600).map_err(|e| e.to_string())?;
+            let root = fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
+            let content = if root { fx.secret("owner-only") } else { "the caller's own file".to_string() };
+            fx.plant("readable/owner-only.txt", &format!("{content}\n"), 0o600).map_err(|e| e.to_string())?;
             Ok(Attack::hidden(
                 "cat $R/owner-only.txt; chmod 644 $R/owner-only.txt; chown 65534 $R/owner-only.txt; \
                  touch $R/owner-only.txt; echo END",
