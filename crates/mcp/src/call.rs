@@ -9,9 +9,9 @@ use serde::de::DeserializeOwned;
 use warden_engine::{Outcome, Query};
 use warden_policy::ast::Verdict;
 
-use crate::gate::{self, Gate, OwnedJob, Shared};
+use crate::gate::{self, OwnedJob, Shared};
 use crate::paths::{ToolPath, resolve};
-use crate::server::{Warden, decide_tool, file_result, refused, result};
+use crate::server::{Warden, file_result, result};
 use crate::tools::{DecisionView, EditFileArgs, ExecArgs, ExplainArgs, ExplainOut, ListDirArgs, ReadFileArgs, SearchArgs, WriteFileArgs};
 use crate::{files, search};
 
@@ -95,29 +95,43 @@ fn parse<T: DeserializeOwned>(tool: &str, args: serde_json::Value) -> Result<T, 
     serde_json::from_value(args).map_err(|e| McpError::invalid_params(format!("invalid arguments for `{tool}`: {e}"), None))
 }
 
-/// Resolves the path, decides, and runs `work` on the blocking pool when allowed.
+/// Resolves the path, decides (and records), runs `work` on the blocking pool when it may
+/// proceed, and records what it did.
 async fn file_tool<T, W, S>(w: &Warden, peer: &Peer<RoleServer>, tool: &str, path: &str, work: W, summary: S) -> CallToolResult
 where
     T: serde::Serialize + Send + 'static,
     W: FnOnce(&Shared, &ToolPath) -> Result<T, String> + Send + 'static,
     S: FnOnce(&T) -> String,
 {
-    let p = match resolve(&w.shared.workspace, path) {
+    let shared = &w.shared;
+    let p = match resolve(&shared.workspace, path) {
         Ok(p) => p,
-        Err(why) => return file_result::<T>(tool, &refused(&w.shared, tool, path, why), None, summary),
+        Err(why) => return file_result::<T>(tool, &shared.explain(Query::Tool { name: tool, path: Some(path) }), Some(why), None, summary),
     };
-    let gate = decide_tool(w, peer, tool, &p.abs).await;
-    if matches!(gate, Gate::Refused(..)) {
-        return file_result::<T>(tool, &gate, None, summary);
+    let (name, abs) = (tool.to_string(), p.abs.clone());
+    let decided = match gate::decide(shared, peer, move |s| s.begin_tool(&name, Some(&abs)), tool, &p.abs).await {
+        Ok(d) => d,
+        Err(why) => return file_result::<T>(tool, &shared.explain(Query::Tool { name: tool, path: Some(&p.abs) }), Some(why), None, summary),
+    };
+    if let Some(why) = decided.refused() {
+        let why = why.to_string();
+        let x = decided.explanation().clone();
+        let _ = gate::finish_tool(shared, decided, Some(why.clone())).await;
+        return file_result::<T>(tool, &x, Some(why), None, summary);
     }
-    let shared = Arc::clone(&w.shared);
-    let done = tokio::task::spawn_blocking(move || work(&shared, &p)).await;
+    let worker = Arc::clone(shared);
+    let done = tokio::task::spawn_blocking(move || work(&worker, &p)).await;
     let outcome = done.unwrap_or_else(|e| Err(format!("the tool failed inside warden: {e}")));
-    file_result(tool, &gate, Some(outcome), summary)
+    let x = decided.explanation().clone();
+    let outcome = match gate::finish_tool(shared, decided, outcome.as_ref().err().cloned()).await {
+        Ok(()) => outcome,
+        Err(why) => outcome.and(Err(why)),
+    };
+    file_result(tool, &x, None, Some(outcome), summary)
 }
 
 async fn exec(w: &Warden, peer: &Peer<RoleServer>, a: ExecArgs) -> Result<CallToolResult, McpError> {
-    let (subject, job) = match (a.command, a.argv) {
+    let (mut subject, job) = match (a.command, a.argv) {
         (Some(c), None) => (c.clone(), OwnedJob::Shell(c)),
         (None, Some(v)) if !v.is_empty() => (warden_engine::quote_argv(&v), OwnedJob::Argv(v)),
         _ => return Err(McpError::invalid_params("exec: give `command` (a string) or `argv` (a non-empty list), one of them", None)),
@@ -131,17 +145,16 @@ async fn exec(w: &Warden, peer: &Peer<RoleServer>, a: ExecArgs) -> Result<CallTo
         None => None,
     };
     let shared = &w.shared;
-    let mut engine = shared.engine();
-    if let Some(cwd) = &a.cwd {
-        let p = resolve(&shared.workspace, cwd).map_err(|e| McpError::invalid_params(format!("exec: cwd: {e}"), None))?;
-        let mut context = engine.context().clone();
-        context.cwd = p.abs;
-        engine = Arc::new((*engine).clone().with_context(context));
-    }
-    let outcome = match gate::decide(&engine, shared.agent.as_deref(), peer, Query::Command(&subject), "exec", &subject).await {
-        Gate::Refused(x, why) => Outcome::refused(&x, why),
-        Gate::Go(x) => gate::run(Arc::clone(shared), engine, x, job, timeout).await,
+    // A working folder is part of what is decided: the command runs as `cd DIR && COMMAND`.
+    let job = match &a.cwd {
+        None => job,
+        Some(cwd) => {
+            let p = resolve(&shared.workspace, cwd).map_err(|e| McpError::invalid_params(format!("exec: cwd: {e}"), None))?;
+            subject = format!("cd {} && {subject}", warden_engine::quote_argv(&[p.abs]));
+            OwnedJob::Shell(subject.clone())
+        }
     };
+    let outcome = gate::exec(shared, peer, subject, job, timeout).await;
     Ok(result(exec_summary(&outcome), &outcome, !outcome.ran || outcome.run.timed_out))
 }
 

@@ -1,23 +1,26 @@
-//! The one place a call is decided, approved and run. When the engine's `Session` lands, its
-//! decide/approve/audit/run replaces the bodies here and nothing else changes.
+//! The one place a call is decided, approved, audited and run: through the engine's
+//! [`Session`] (the decision record is on disk before anything runs; the approval and the
+//! outcome follow). `ask` is settled here by elicitation when the client can be asked.
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use cap_std::fs::Dir;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
-use warden_engine::{Engine, Environment, Explanation, Job, Outcome, Query, RunOptions};
-use warden_policy::ast::Verdict;
+use warden_engine::{Answer, Engine, Environment, Explanation, Gate, Job, Outcome, Query, RunOptions, Session, SessionError};
 
 use crate::tools::DecisionView;
 
-/// What every connection shares: the policy, the environment, the workspace.
+/// What every connection shares: the policy, the session, the workspace.
 pub struct Shared {
-    /// The compiled policy (swapped whole on a reload).
+    /// The compiled policy, for what only explains (listing, `explain`, search filtering);
+    /// swapped whole on a reload, together with the session's.
     pub engine: RwLock<Arc<Engine>>,
+    /// Decides, audits and runs every call.
+    pub session: Arc<Mutex<Session>>,
     /// The process environment, read once.
     pub env: Environment,
     /// The agent identity calls are decided for.
@@ -26,12 +29,12 @@ pub struct Shared {
     pub workspace: PathBuf,
     /// The workspace, opened as a capability: file tools cannot leave it.
     pub root: Dir,
-    /// Where the audit log goes (wired by the engine's session).
+    /// Where the audit log goes.
     pub audit_log: Option<PathBuf>,
     /// The policy files given (empty: the layers were discovered), for reloads.
     pub policies: Vec<PathBuf>,
     /// The connected clients, told about reloads.
-    pub peers: std::sync::Mutex<Vec<Peer<RoleServer>>>,
+    pub peers: Mutex<Vec<Peer<RoleServer>>>,
 }
 
 impl Shared {
@@ -43,32 +46,64 @@ impl Shared {
         }
     }
 
-    /// What the policy decides, without asking anyone.
+    /// What the policy decides, without asking or recording anything.
     pub fn explain(&self, query: Query<'_>) -> Explanation {
         self.engine().explain(self.agent.as_deref(), query)
     }
 }
 
-/// The outcome of deciding a call.
-pub enum Gate {
-    /// It may run.
-    Go(Explanation),
-    /// It may not, and why.
-    Refused(Explanation, String),
+/// Runs `f` on the session, on the blocking pool (it writes the audit log, and runs commands).
+async fn with_session<T: Send + 'static>(shared: &Arc<Shared>, f: impl FnOnce(&mut Session) -> T + Send + 'static) -> Result<T, String> {
+    let session = Arc::clone(&shared.session);
+    tokio::task::spawn_blocking(move || {
+        let mut s = match session.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut s)
+    })
+    .await
+    .map_err(|e| format!("the call failed inside warden: {e}"))
 }
 
-/// Decides a call; settles `ask` by elicitation when the client can be asked.
-pub async fn decide(engine: &Engine, agent: Option<&str>, peer: &Peer<RoleServer>, query: Query<'_>, tool: &str, subject: &str) -> Gate {
-    let x = engine.explain(agent, query);
-    let reason = x.decision.reason.to_string();
-    match x.decision.verdict {
-        Verdict::Allow => Gate::Go(x),
-        Verdict::Deny => Gate::Refused(x, format!("denied: {reason}")),
-        Verdict::Ask => match ask(peer, tool, subject, &x).await {
-            Ok(()) => Gate::Go(x),
-            Err(why) => Gate::Refused(x, why),
-        },
+/// A decided call that may proceed or not; `why` says why not.
+pub struct Decided {
+    /// The session's gate (recorded decision, and approval if one was asked).
+    pub gate: Gate,
+}
+
+impl Decided {
+    /// The decision and what the analyser found.
+    pub fn explanation(&self) -> &Explanation {
+        &self.gate.explanation
     }
+
+    /// Why it may not proceed.
+    pub fn refused(&self) -> Option<&str> {
+        self.gate.refused.as_deref()
+    }
+}
+
+/// Decides (and records) a call; settles `ask` by elicitation when the client can be asked.
+///
+/// # Errors
+/// The decision or the answer could not be recorded: nothing may proceed.
+pub async fn decide(
+    shared: &Arc<Shared>,
+    peer: &Peer<RoleServer>,
+    begin: impl FnOnce(&mut Session) -> Result<Gate, SessionError> + Send + 'static,
+    tool: &str,
+    subject: &str,
+) -> Result<Decided, String> {
+    let mut gate = with_session(shared, begin).await?.map_err(|e| format!("nothing was done: {e}"))?;
+    if gate.pending {
+        let answer = match ask(peer, tool, subject, &gate.explanation).await {
+            Ok(()) => Answer::Once { by: "mcp-client".into() },
+            Err(why) => Answer::Refused { by: "mcp-client".into(), why },
+        };
+        gate = with_session(shared, move |s| s.answer(&mut gate, answer).map(|()| gate)).await?.map_err(|e| format!("nothing was done: {e}"))?;
+    }
+    Ok(Decided { gate })
 }
 
 async fn ask(peer: &Peer<RoleServer>, tool: &str, subject: &str, x: &Explanation) -> Result<(), String> {
@@ -93,11 +128,7 @@ async fn ask(peer: &Peer<RoleServer>, tool: &str, subject: &str, x: &Explanation
         .map_err(|e| format!("needs approval ({reason}); asking the client failed: {e}"))?;
     let approved = answer.action == ElicitationAction::Accept
         && answer.content.as_ref().and_then(|c| c.get("answer")).and_then(|a| a.as_str()) == Some("approve once");
-    if approved {
-        Ok(())
-    } else {
-        Err(format!("needs approval ({reason}); the user did not approve it"))
-    }
+    if approved { Ok(()) } else { Err(format!("needs approval ({reason}); the user did not approve it")) }
 }
 
 /// A job with owned data, to cross into the blocking pool.
@@ -108,22 +139,45 @@ pub enum OwnedJob {
     Argv(Vec<String>),
 }
 
-/// Runs a decided command in the sandbox (on the blocking pool: a run waits for the command).
-pub async fn run(shared: Arc<Shared>, engine: Arc<Engine>, x: Explanation, job: OwnedJob, timeout: Option<Duration>) -> Outcome {
-    let fallback = x.clone();
-    let task = tokio::task::spawn_blocking(move || {
-        let job = match &job {
-            OwnedJob::Shell(s) => Job::Shell(s),
-            OwnedJob::Argv(a) => Job::Argv(a),
-        };
-        let opts = RunOptions { timeout, ..RunOptions::default() };
-        match engine.run(&x, job, &shared.env, &opts) {
-            Ok(outcome) => outcome,
-            Err(e) => Outcome::refused(&x, format!("nothing ran: {e}")),
-        }
-    });
-    match task.await {
-        Ok(outcome) => outcome,
-        Err(e) => Outcome::refused(&fallback, format!("nothing ran: the run failed inside warden: {e}")),
+/// Decides, settles, records and runs a command; every failure is an outcome that did not run.
+pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String, job: OwnedJob, timeout: Option<Duration>) -> Outcome {
+    let (query_text, job2) = (subject.clone(), clone_job(&job));
+    let begin = move |s: &mut Session| s.begin_exec(Query::Command(&query_text), borrow(&job2));
+    let decided = match decide(shared, peer, begin, "exec", &subject).await {
+        Ok(d) => d,
+        Err(why) => return Outcome::refused(&shared.explain(Query::Command(&subject)), why),
+    };
+    let fallback = decided.gate.explanation.clone();
+    let opts = RunOptions { timeout, ..RunOptions::default() };
+    match with_session(shared, move |s| s.run(decided.gate, borrow(&job), &opts)).await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(e)) => Outcome::refused(&fallback, format!("nothing ran: {e}")),
+        Err(why) => Outcome::refused(&fallback, why),
+    }
+}
+
+/// Records what a file tool did (`error`: why it failed).
+pub async fn finish_tool(shared: &Arc<Shared>, decided: Decided, error: Option<String>) -> Result<(), String> {
+    with_session(shared, move |s| {
+        let mut o = Outcome::refused(&decided.gate.explanation, error.clone().unwrap_or_default());
+        o.ran = error.is_none();
+        o.refused = error;
+        s.finish(&decided.gate, &o).map(|_| ())
+    })
+    .await?
+    .map_err(|e| format!("the result could not be recorded: {e}"))
+}
+
+fn clone_job(job: &OwnedJob) -> OwnedJob {
+    match job {
+        OwnedJob::Shell(s) => OwnedJob::Shell(s.clone()),
+        OwnedJob::Argv(a) => OwnedJob::Argv(a.clone()),
+    }
+}
+
+fn borrow(job: &OwnedJob) -> Job<'_> {
+    match job {
+        OwnedJob::Shell(s) => Job::Shell(s),
+        OwnedJob::Argv(a) => Job::Argv(a),
     }
 }

@@ -6,8 +6,9 @@
 //! capability, and is refused otherwise. Each result carries `structuredContent` matching the
 //! tool's output schema, with the deciding rule, and a short text summary.
 //!
-//! What it does not: it does not decide by itself (every verdict comes from the engine), and it
-//! keeps no state between calls but the policy.
+//! What it does not: it does not decide by itself (every verdict comes from the engine's
+//! `Session`, which also writes the audit log), and it keeps no state between calls but the
+//! policy and that session.
 //!
 //! Invariants it keeps:
 //! - File tools reach the workspace only: paths are resolved lexically first, then opened
@@ -33,7 +34,8 @@ mod tools;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use warden_engine::{Engine, Environment};
+use warden_engine::{Engine, Environment, RefuseAll, Session, SessionConfig};
+use warden_policy::LayerSource;
 
 pub use http::{HttpOptions, Token, serve_http};
 pub use server::Warden;
@@ -44,6 +46,8 @@ pub use stdio::{LINE_CAP, LineTransport};
 pub struct Options {
     /// The compiled policy, in the context of the workspace.
     pub engine: Engine,
+    /// The layers it was compiled from (hashed into the audit records).
+    pub layers: Vec<LayerSource>,
     /// The process environment, read once.
     pub env: Environment,
     /// The agent identity calls are decided for.
@@ -113,8 +117,14 @@ impl Warden {
         let workspace = PathBuf::from(&opts.engine.context().workspace);
         let root = cap_std::fs::Dir::open_ambient_dir(&workspace, cap_std::ambient_authority())
             .map_err(|source| Error::Workspace { path: workspace.display().to_string(), source })?;
+        let config = SessionConfig { agent: opts.agent.clone(), audit: opts.audit_log.clone(), ..SessionConfig::default() };
+        // `ask` is settled by elicitation in `gate`; the session's own approver is never reached.
+        let approver = Box::new(RefuseAll { why: "the MCP client is asked instead".into() });
+        let session = Session::new(opts.engine.clone(), &opts.layers, opts.env.clone(), config, approver)
+            .map_err(|e| Error::Session(e.to_string()))?;
         let shared = gate::Shared {
             engine: RwLock::new(Arc::new(opts.engine)),
+            session: Arc::new(std::sync::Mutex::new(session)),
             env: opts.env,
             agent: opts.agent,
             workspace,

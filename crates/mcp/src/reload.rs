@@ -49,7 +49,7 @@ fn stamp(p: &Path) -> Option<(SystemTime, u64)> {
 }
 
 /// Loads and compiles the policy again, in the current context.
-fn load(shared: &Shared) -> Result<Engine, String> {
+fn load(shared: &Shared) -> Result<(Engine, Vec<warden_policy::LayerSource>), String> {
     let layers = if shared.policies.is_empty() {
         warden_engine::discover(&shared.env)
     } else {
@@ -57,7 +57,24 @@ fn load(shared: &Shared) -> Result<Engine, String> {
     }
     .map_err(|e| e.to_string())?;
     let context = shared.engine().context().clone();
-    Engine::new(&layers, context).map_err(|d| d.0.iter().map(|d| d.short()).collect::<Vec<_>>().join("; "))
+    let engine = Engine::new(&layers, context).map_err(|d| d.0.iter().map(|d| d.short()).collect::<Vec<_>>().join("; "))?;
+    Ok((engine, layers))
+}
+
+/// Hands the new policy to the session (which audits the reload with the new hash), then to
+/// the explaining side.
+fn swap(shared: &Shared, engine: Engine, layers: &[warden_policy::LayerSource]) -> Result<(), String> {
+    let mut session = match shared.session.lock() {
+        Ok(s) => s,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    session.reload(engine.clone(), layers).map_err(|e| format!("the reload could not be recorded, so the previous policy stays in force: {e}"))?;
+    drop(session);
+    match shared.engine.write() {
+        Ok(mut e) => *e = Arc::new(engine),
+        Err(poisoned) => *poisoned.into_inner() = Arc::new(engine),
+    }
+    Ok(())
 }
 
 /// Checks once; swaps the policy when it changed and compiles. `Some((level, message))` when
@@ -68,14 +85,8 @@ pub fn check(shared: &Shared, last: &mut Print) -> Option<(LoggingLevel, String)
         return None;
     }
     *last = now;
-    Some(match load(shared) {
-        Ok(engine) => {
-            match shared.engine.write() {
-                Ok(mut e) => *e = Arc::new(engine),
-                Err(poisoned) => *poisoned.into_inner() = Arc::new(engine),
-            }
-            (LoggingLevel::Info, "warden: the policy changed on disk and was reloaded".to_string())
-        }
+    Some(match load(shared).and_then(|(engine, layers)| swap(shared, engine, &layers)) {
+        Ok(()) => (LoggingLevel::Info, "warden: the policy changed on disk and was reloaded".to_string()),
         Err(why) => (LoggingLevel::Error, format!("warden: the changed policy does not load, so the previous one stays in force: {why}")),
     })
 }

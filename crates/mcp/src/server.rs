@@ -13,7 +13,7 @@ use serde::Serialize;
 use warden_engine::Query;
 use warden_policy::ast::Verdict;
 
-use crate::gate::{self, Gate, Shared};
+use crate::gate::Shared;
 use crate::tools::{self, DecisionView, FileResult};
 
 /// The largest `arguments` object of one call, serialised.
@@ -117,17 +117,14 @@ pub(crate) fn result(text: String, structured: &impl Serialize, failed: bool) ->
     r
 }
 
-/// A file tool's result from its decision and outcome.
+/// A file tool's result from its decision, why it was refused (if it was) and its outcome.
 pub(crate) fn file_result<T: Serialize>(
     tool: &str,
-    gate: &Gate,
+    x: &warden_engine::Explanation,
+    refused: Option<String>,
     outcome: Option<Result<T, String>>,
     summary: impl FnOnce(&T) -> String,
 ) -> CallToolResult {
-    let (x, refused) = match gate {
-        Gate::Go(x) => (x, None),
-        Gate::Refused(x, why) => (x, Some(why.clone())),
-    };
     let decision = DecisionView::of(&x.decision);
     let (ok, error, value) = match (refused, outcome) {
         (Some(why), _) => (false, Some(why), None),
@@ -142,15 +139,4 @@ pub(crate) fn file_result<T: Serialize>(
     };
     let out = FileResult { decision, ok, error, result: value };
     result(text, &out, !ok)
-}
-
-/// `gate` for a call whose path could not be resolved: decided but refused.
-pub(crate) fn refused(shared: &Shared, tool: &str, path: &str, why: String) -> Gate {
-    Gate::Refused(shared.explain(Query::Tool { name: tool, path: Some(path) }), why)
-}
-
-/// Decides a call (for `gate::decide` with the shared policy).
-pub(crate) async fn decide_tool(w: &Warden, peer: &rmcp::Peer<RoleServer>, tool: &str, abs: &str) -> Gate {
-    let engine = w.shared.engine();
-    gate::decide(&engine, w.shared.agent.as_deref(), peer, Query::Tool { name: tool, path: Some(abs) }, tool, abs).await
 }

@@ -22,7 +22,9 @@ pub struct Args {
     /// The agent identity every call is decided for.
     #[arg(long)]
     agent: Option<String>,
-    /// The audit log to append every decision and outcome to.
+    /// The audit log every decision, approval, outcome and reload is appended to (default:
+    /// /var/log/warden/audit.jsonl as root, else $XDG_STATE_HOME/warden/audit.jsonl). Nothing
+    /// runs when it cannot be written.
     #[arg(long, value_name = "FILE")]
     audit_log: Option<PathBuf>,
     /// Serve streamable HTTP at ADDR (`127.0.0.1:8080`, or a bare port on 127.0.0.1) at `/mcp`
@@ -46,11 +48,13 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let env = environment()?;
     let layers = layers(&args.policy, &env)?;
     let engine = Engine::new(&layers, context(&args.policy, &env)?).map_err(|d| policy_error(&d))?;
+    let audit_log = Some(args.audit_log.clone().unwrap_or_else(|| env.default_audit_log()));
     let opts = warden_mcp::Options {
         engine,
+        layers,
         env,
         agent: args.agent.clone(),
-        audit_log: args.audit_log.clone(),
+        audit_log,
         policies: args.policy.policies.clone(),
         reload: !args.no_reload,
     };

@@ -22,6 +22,10 @@ impl Server {
     }
 
     fn start_at(policy: &std::path::Path) -> Server {
+        Server::start_with(policy, &[])
+    }
+
+    fn start_with(policy: &std::path::Path, extra: &[&std::ffi::OsStr]) -> Server {
         let ws = tempdir("mcp-raw");
         std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
         let home = tempdir("mcp-home");
@@ -30,6 +34,7 @@ impl Server {
             .arg(&ws)
             .arg("--policy")
             .arg(policy)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -304,4 +309,23 @@ fn http_off_loopback_without_a_token_refuses_to_start() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("needs --token-file"), "{err}");
+}
+
+#[test]
+fn every_call_is_audited_and_the_log_verifies() {
+    let dir = tempdir("mcp-audit");
+    let log = dir.join("audit.jsonl");
+    let mut s = Server::start_with(&repo().join("policies/full-auto.policy"), &["--audit-log".as_ref(), log.as_os_str()]);
+    let v = s.call(2, "exec", r#"{"command": "echo audited"}"#);
+    assert_eq!(v["result"]["structuredContent"]["ran"], true, "{v}");
+    assert!(v["result"]["structuredContent"]["audit"]["seq"].is_u64(), "{v}");
+    s.call(3, "exec", r#"{"command": "rm -rf ."}"#);
+    s.call(4, "write_file", r#"{"path": "w.txt", "content": "x"}"#);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let entries: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let tools: Vec<&str> = entries.iter().filter_map(|e| e["tool"].as_str()).collect();
+    assert!(tools.contains(&"exec") && tools.contains(&"write_file"), "{text}");
+    assert!(text.contains("rm -rf ."), "the denied command is recorded: {text}");
+    let out = warden(&dir, &dir).args(["audit", "verify"]).arg(&log).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
