@@ -2,7 +2,8 @@
 //!
 //! Everything here runs in a freshly cloned process of a possibly multi-threaded parent, so it
 //! is async-signal-safe: raw system calls on memory the parent prepared, no allocation, no
-//! locks, no printing. A failure writes `(stage, step, errno)` to the error pipe and exits.
+//! locks, no printing. It shares the parent's memory until execve (`CLONE_VM`, on its own
+//! stack and thread-local area), so it writes nothing but its own stack. A failure writes `(stage, step, errno)` to the error pipe and exits.
 //!
 //! Order: stdio, wait for the parent's go (uid/gid maps written), no controlling terminal and
 //! a process group of its own, mount view, pivot_root, hostname, cwd, no_new_privs + Landlock,
@@ -131,7 +132,7 @@ fn p(c: &CStr) -> *const c_char {
 ///
 /// # Safety
 /// Must be called only in the child right after `clone`, with every pointer in `c` valid
-/// (they point into the parent's memory, which the child has a copy of).
+/// (they point into the parent's memory, which the child shares until execve).
 pub(crate) unsafe fn enter(c: &Child) -> ! {
     let null = std::ptr::null::<c_char>();
     // SAFETY: (the whole block) raw system calls on C strings and buffers the parent prepared and

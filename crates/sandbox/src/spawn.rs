@@ -94,14 +94,19 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
     if !spec.network {
         flags |= libc::CLONE_NEWNET;
     }
-    // SAFETY: a fork-like clone (no new stack, no shared memory): the child gets a copy of the
-    // address space and runs only `child::enter`, which never returns and only makes raw
-    // system calls on memory prepared above.
-    let pid = unsafe { libc::syscall(libc::SYS_clone, (flags | libc::SIGCHLD) as libc::c_ulong, 0usize, 0usize, 0usize, 0usize) };
-    if pid == 0 {
-        // SAFETY: we are the child, right after clone; `child` points into our copy of memory.
-        unsafe { crate::child::enter(&child) }
-    }
+    // The child shares our memory until its execve (like posix_spawn: copying a large
+    // parent's page tables and tearing the copy down at exec cost milliseconds), on a stack and
+    // thread-local area of its own. Dropped after `reaper` (declared below), so after the child
+    // is gone on every path.
+    let memory = ChildMemory::new()?;
+    let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
+    let arg: *mut libc::c_void = (&raw const child).cast_mut().cast();
+    // SAFETY: the child runs `child_main` on its own stack and TLS and only reads `child` and
+    // what it points to, all alive and unmodified until it has exec'd or exited (the parent
+    // waits for that on the error pipe, or kills and reaps it through `Reaper`).
+    let pid = unsafe {
+        libc::clone(child_main, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>())
+    };
     if pid < 0 {
         return Err(Error::Namespaces(std::io::Error::from_raw_os_error(errno())));
     }
@@ -185,6 +190,70 @@ fn command_uid(root: bool) -> u32 {
     }
     // SAFETY: getuid has no preconditions.
     unsafe { libc::getuid() }
+}
+
+/// The child's entry on its own stack: sets up the sandbox and execs. Never returns.
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `Child` that `run` passed to clone; it outlives this process's use
+    // of the shared memory (see the clone call).
+    unsafe { crate::child::enter(&*(arg as *const Child<'_>)) }
+}
+
+/// The child's stack (with a guard page below it) and thread-local area: it shares the
+/// parent's memory until execve, so it must not use the parent thread's stack or its TLS
+/// (where libc keeps `errno`).
+struct ChildMemory {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+const GUARD: usize = 4096;
+const STACK: usize = 256 << 10;
+const TLS: usize = 64 << 10;
+
+impl ChildMemory {
+    fn new() -> Result<ChildMemory, Error> {
+        let len = GUARD + STACK + TLS;
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK;
+        // SAFETY: a fresh anonymous mapping; nothing else refers to it.
+        let base = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, -1, 0) };
+        if base == libc::MAP_FAILED {
+            return Err(Error::Io(std::io::Error::last_os_error()));
+        }
+        let memory = ChildMemory { base, len };
+        // SAFETY: the first page of our own mapping becomes the stack's guard page.
+        if unsafe { libc::mprotect(base, GUARD, libc::PROT_NONE) } < 0 {
+            return Err(Error::Io(std::io::Error::last_os_error()));
+        }
+        // The thread pointer: glibc reads the TCB's self pointers (x86_64: `%fs:0` and
+        // `%fs:16`); TLS variables sit below it on x86_64 and above it on aarch64.
+        let tcb = memory.tls().cast::<usize>();
+        // SAFETY: `tcb` is inside our mapping, aligned, with room on both sides.
+        unsafe {
+            *tcb = tcb as usize;
+            *tcb.add(2) = tcb as usize;
+        }
+        Ok(memory)
+    }
+
+    /// The top of the stack (it grows down), 16-byte aligned.
+    fn stack_top(&self) -> *mut libc::c_void {
+        self.base.wrapping_byte_add(GUARD + STACK)
+    }
+
+    /// The thread pointer for the child.
+    fn tls(&self) -> *mut libc::c_void {
+        let offset = if cfg!(target_arch = "x86_64") { TLS - 4096 } else { 4096 };
+        self.base.wrapping_byte_add(GUARD + STACK + offset)
+    }
+}
+
+impl Drop for ChildMemory {
+    fn drop(&mut self) {
+        // SAFETY: unmaps our own mapping; the child has exec'd or is gone (drop order in `run`).
+        unsafe { libc::munmap(self.base, self.len) };
+    }
 }
 
 /// Kills and reaps the child if the run is abandoned on an error path.
