@@ -11,7 +11,8 @@
 //! Invariants it keeps: [`analyse`] never panics and always returns; an input it cannot parse,
 //! or larger than [`MAX_INPUT`], yields an opaque part, never an empty analysis. Every string
 //! is checked for the shapes known to make `brush-parser` 0.4.0 abort the process (see
-//! [`guard`]) before it is parsed, and parsing runs on a thread with a large stack.
+//! [`guard`]) before it is parsed, and parsing runs on a thread with a large stack (long-lived
+//! worker threads, reused across calls; see `worker.rs`).
 #![forbid(unsafe_code)]
 
 mod brace;
@@ -22,9 +23,8 @@ mod model;
 mod sed;
 mod walk;
 mod words;
+mod worker;
 mod wrappers;
-
-use std::sync::{Arc, Condvar, Mutex};
 
 pub use model::*;
 pub use walk::{MAX_COMMANDS, MAX_DEPTH, MAX_PARSES};
@@ -32,13 +32,10 @@ pub use walk::{MAX_COMMANDS, MAX_DEPTH, MAX_PARSES};
 /// The largest input analysed, in bytes; larger input is opaque (`too_large`).
 pub const MAX_INPUT: usize = 64 * 1024;
 
-/// Stack size of the analysis thread.
-const STACK: usize = 256 * 1024 * 1024;
-
 /// How long [`analyse`] waits for the parser. Ordinary strings take well under a millisecond
 /// (release) and hostile 60 KB strings under a second (debug); a string the parser is still
-/// working on after this is opaque (`too_large`). The worker is then left to finish on its own:
-/// it holds nothing of the caller's.
+/// working on after this is opaque (`too_large`). The worker is then left to finish on its own
+/// and exit: it holds nothing of the caller's and serves no one again.
 pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Analyses one command string.
@@ -53,48 +50,21 @@ pub fn analyse(input: &str) -> Analysis {
     if input.len() > MAX_INPUT {
         return whole(input, OpaqueReason::TooLarge);
     }
-    let owned = input.to_owned();
-    // A slot and a condition variable rather than a channel: waiting with a timeout on a
-    // channel registers a thread-local in the caller, which leak checkers report.
-    let slot: Arc<(Mutex<Option<Analysis>>, Condvar)> = Arc::default();
-    let theirs = Arc::clone(&slot);
-    let worker = std::thread::Builder::new()
-        .name("warden-shell".to_owned())
-        .stack_size(STACK)
-        .spawn(move || {
-            let analysis = analyse_here(&owned);
-            let (lock, ready) = &*theirs;
-            if let Ok(mut answer) = lock.lock() {
-                *answer = Some(analysis);
-                ready.notify_one();
-            }
-        });
-    if worker.is_err() {
-        return whole(input, OpaqueReason::Unsupported);
-    }
-    let (lock, ready) = &*slot;
-    let waited = lock
-        .lock()
-        .ok()
-        .and_then(|answer| ready.wait_timeout_while(answer, DEADLINE, |a| a.is_none()).ok());
-    match waited {
-        Some((mut answer, _)) => match answer.take() {
-            Some(a) => a,
-            None => Analysis {
-                commands: vec![],
-                opaque: vec![Opaque {
-                    reason: OpaqueReason::TooLarge,
-                    text: format!(
-                        "analysis did not finish in {} s: {}",
-                        DEADLINE.as_secs(),
-                        walk::shorten(input)
-                    ),
-                    span: 0..input.len(),
-                }],
-            },
+    match worker::run(input, analyse_here, DEADLINE) {
+        worker::Outcome::Done(a) => a,
+        worker::Outcome::TimedOut => Analysis {
+            commands: vec![],
+            opaque: vec![Opaque {
+                reason: OpaqueReason::TooLarge,
+                text: format!(
+                    "analysis did not finish in {} s: {}",
+                    DEADLINE.as_secs(),
+                    walk::shorten(input)
+                ),
+                span: 0..input.len(),
+            }],
         },
-        // A poisoned lock: the worker panicked past `analyse_here` (it cannot).
-        None => whole(input, OpaqueReason::Unsupported),
+        worker::Outcome::NoThread => whole(input, OpaqueReason::Unsupported),
     }
 }
 
