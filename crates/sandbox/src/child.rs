@@ -251,6 +251,14 @@ pub(crate) unsafe fn enter(c: &Child) -> ! {
             check!(libc::syscall(libc::SYS_setresgid, gid, gid, gid), Stage::Caps, 101);
             check!(libc::syscall(libc::SYS_setresuid, uid, uid, uid), Stage::Caps, 102);
         }
+        // The command dies with warden: a killed warden cannot enforce the timeout or reap it.
+        // Set after the last credential change (which would clear it); a parent that died
+        // before this line has closed its end of the error pipe, which poll reports.
+        check!(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0), Stage::Caps, 103);
+        let mut pfd = libc::pollfd { fd: c.err, events: 0, revents: 0 };
+        if libc::poll(&raw mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLERR != 0 {
+            libc::_exit(126);
+        }
         let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
         let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
         check!(libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()), Stage::Caps);

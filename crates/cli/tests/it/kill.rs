@@ -13,7 +13,7 @@ use crate::support::{repo, stderr, stdout, tempdir};
 
 const RUNS: usize = 2_000;
 const AT_ONCE: usize = 2;
-const TIME_LIMIT: Duration = Duration::from_secs(900);
+const TIME_LIMIT: Duration = Duration::from_secs(1500);
 
 struct Rng(u64);
 
@@ -125,4 +125,59 @@ fn sigkill_at_random_points_never_breaks_the_log_or_loses_a_decision() {
     }
     eprintln!("{checked} commands started; each has its decision record");
     assert!(checked > RUNS / 10, "too few commands started ({checked}) to show anything");
+}
+
+/// Pids of processes whose command line is exactly `argv`.
+fn processes(argv: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
+    rd.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .collect()
+}
+
+#[test]
+fn a_killed_warden_takes_its_command_with_it() {
+    let root = tempdir("kill-orphan");
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // A duration no other process on the machine would sleep for.
+    let secs = format!("{}.{}", 700 + std::process::id() % 200, std::process::id());
+    let mut warden = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .current_dir(&root)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .arg("run")
+        .arg("--policy")
+        .arg(repo().join("policies/full-auto.policy"))
+        .arg("--workspace")
+        .arg(&root)
+        .arg("--audit-log")
+        .arg(home.join("audit.jsonl"))
+        .args(["--", "/bin/sleep", &secs])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let argv = ["/bin/sleep", secs.as_str()];
+    let t = Instant::now();
+    while processes(&argv).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    warden.kill().unwrap();
+    warden.wait().unwrap();
+    let t = Instant::now();
+    while !processes(&argv).is_empty() {
+        if t.elapsed() > Duration::from_secs(5) {
+            for pid in processes(&argv) {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+            panic!("the sandboxed command outlived the killed warden");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
