@@ -80,6 +80,25 @@ impl Engine {
         &self.context
     }
 
+    /// Decides `query` for `agent` started under `parents` (nearest first, each
+    /// `AGENT[@SESSION]`, an empty AGENT being the top level): the most severe of their
+    /// decisions, with the intersection of their grants. Runs nothing.
+    pub fn explain_under(&self, agent: Option<&str>, parents: &[String], query: Query<'_>) -> Explanation {
+        let mut x = self.explain(agent, query);
+        if !parents.is_empty() {
+            let decided: Vec<(String, Decision)> = parents
+                .iter()
+                .map(|p| {
+                    let agent = p.split_once('@').map_or(p.as_str(), |(a, _)| a);
+                    let name = if agent.is_empty() { "(top level)".to_string() } else { agent.to_string() };
+                    (name, self.explain((!agent.is_empty()).then_some(agent), query).decision)
+                })
+                .collect();
+            x.decision = crate::narrow::combine(x.decision, &decided);
+        }
+        x
+    }
+
     /// Decides `query` for `agent` and says why. Runs nothing.
     pub fn explain(&self, agent: Option<&str>, query: Query<'_>) -> Explanation {
         let (decision, analysis) = match query {

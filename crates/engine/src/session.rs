@@ -326,21 +326,7 @@ impl Session {
 
     /// Explains `query` for this agent, narrowed by every parent.
     pub fn explain(&self, query: Query<'_>) -> Explanation {
-        let mut x = self.engine.explain(self.config.agent.as_deref(), query);
-        if !self.config.parents.is_empty() {
-            let parents: Vec<(String, warden_policy::Decision)> = self
-                .config
-                .parents
-                .iter()
-                .map(|p| {
-                    let agent = p.split_once('@').map_or(p.as_str(), |(a, _)| a);
-                    let name = if agent.is_empty() { "(top level)".to_string() } else { agent.to_string() };
-                    (name, self.engine.explain((!agent.is_empty()).then_some(agent), query).decision)
-                })
-                .collect();
-            x.decision = crate::narrow::combine(x.decision, &parents);
-        }
-        x
+        self.engine.explain_under(self.config.agent.as_deref(), &self.config.parents, query)
     }
 
     fn begin(&mut self, explanation: Explanation, tool: &str, subject: String, path: Option<String>, input: Input) -> Result<Gate, SessionError> {

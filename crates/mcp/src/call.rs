@@ -50,8 +50,10 @@ pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Pe
             let path = a.path.clone().unwrap_or_else(|| ".".to_string());
             file_tool(w, peer, name, &path, move |s, p| {
                 let engine = s.engine();
-                let agent = s.agent.as_deref();
-                let readable = |abs: &str| engine.explain(agent, Query::Tool { name: "read_file", path: Some(abs) }).decision.verdict != Verdict::Deny;
+                let (agent, parents) = (s.agent.as_deref(), &s.parents);
+                let readable = |abs: &str| {
+                    engine.explain_under(agent, parents, Query::Tool { name: "read_file", path: Some(abs) }).decision.verdict != Verdict::Deny
+                };
                 search::search(&s.workspace, p, &a.pattern, a.case_insensitive.unwrap_or(false), a.max_results, &readable)
             }, |r| {
                 let mut text = format!("{} matching lines in {} files searched", r.matches.len(), r.files_searched);

@@ -25,6 +25,8 @@ pub struct Shared {
     pub env: Environment,
     /// The agent identity calls are decided for.
     pub agent: Option<String>,
+    /// The agents above it (listing and `explain` are narrowed by them, like every call).
+    pub parents: Vec<String>,
     /// The workspace root.
     pub workspace: PathBuf,
     /// The workspace, opened as a capability: file tools cannot leave it.
@@ -48,7 +50,7 @@ impl Shared {
 
     /// What the policy decides, without asking or recording anything.
     pub fn explain(&self, query: Query<'_>) -> Explanation {
-        self.engine().explain(self.agent.as_deref(), query)
+        self.engine().explain_under(self.agent.as_deref(), &self.parents, query)
     }
 }
 

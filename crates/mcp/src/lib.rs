@@ -52,6 +52,8 @@ pub struct Options {
     pub env: Environment,
     /// The agent identity calls are decided for.
     pub agent: Option<String>,
+    /// The agents above it, nearest first (`AGENT[@SESSION]`): calls get no more than theirs.
+    pub parents: Vec<String>,
     /// Where the audit log goes.
     pub audit_log: Option<PathBuf>,
     /// The policy files the engine was compiled from (empty: discovered), for live reloads.
@@ -117,7 +119,12 @@ impl Warden {
         let workspace = PathBuf::from(&opts.engine.context().workspace);
         let root = cap_std::fs::Dir::open_ambient_dir(&workspace, cap_std::ambient_authority())
             .map_err(|source| Error::Workspace { path: workspace.display().to_string(), source })?;
-        let config = SessionConfig { agent: opts.agent.clone(), audit: opts.audit_log.clone(), ..SessionConfig::default() };
+        let config = SessionConfig {
+            agent: opts.agent.clone(),
+            parents: opts.parents.clone(),
+            audit: opts.audit_log.clone(),
+            ..SessionConfig::default()
+        };
         // `ask` is settled by elicitation in `gate`; the session's own approver is never reached.
         let approver = Box::new(RefuseAll { why: "the MCP client is asked instead".into() });
         let session = Session::new(opts.engine.clone(), &opts.layers, opts.env.clone(), config, approver)
@@ -127,6 +134,7 @@ impl Warden {
             session: Arc::new(std::sync::Mutex::new(session)),
             env: opts.env,
             agent: opts.agent,
+            parents: opts.parents,
             workspace,
             root,
             audit_log: opts.audit_log,

@@ -22,6 +22,11 @@ pub struct Args {
     /// The agent identity every call is decided for.
     #[arg(long)]
     agent: Option<String>,
+    /// An agent above this one, `AGENT[@SESSION]` (repeat, nearest first; `@SESSION` alone is
+    /// the top level): a sub-agent's server never grants more than each of them would, and its
+    /// records name them.
+    #[arg(long = "parent", value_name = "AGENT[@SESSION]", requires = "agent")]
+    parents: Vec<String>,
     /// The audit log every decision, approval, outcome and reload is appended to (default:
     /// /var/log/warden/audit.jsonl as root, else $XDG_STATE_HOME/warden/audit.jsonl). Nothing
     /// runs when it cannot be written.
@@ -54,6 +59,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         layers,
         env,
         agent: args.agent.clone(),
+        parents: args.parents.clone(),
         audit_log,
         policies: args.policy.policies.clone(),
         reload: !args.no_reload,

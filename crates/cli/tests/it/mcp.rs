@@ -29,9 +29,14 @@ impl Server {
         let ws = tempdir("mcp-raw");
         std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
         let home = tempdir("mcp-home");
+        // Each server keeps its own log unless the test names one.
+        let log = home.join("audit.jsonl");
+        let own_log: Vec<&std::ffi::OsStr> =
+            if extra.iter().any(|a| *a == "--audit-log") { Vec::new() } else { vec!["--audit-log".as_ref(), log.as_os_str()] };
         let mut child = warden(&ws, &home)
             .args(["serve", "--mcp", "--workspace"])
             .arg(&ws)
+            .args(&own_log)
             .arg("--policy")
             .arg(policy)
             .args(extra)
@@ -328,4 +333,33 @@ fn every_call_is_audited_and_the_log_verifies() {
     assert!(text.contains("rm -rf ."), "the denied command is recorded: {text}");
     let out = warden(&dir, &dir).args(["audit", "verify"]).arg(&log).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn a_sub_agent_server_gets_no_more_than_its_parent() {
+    let dir = tempdir("mcp-sub");
+    let policy = dir.join("agents.policy");
+    std::fs::write(
+        &policy,
+        "version 1\ndefault deny\n\
+         tier read: allow {\n    tools read_file, list_dir, search\n    exec cat, ls\n    fs read \"${workspace}/**\", \"/usr/**\", \"/lib/**\", \"/lib64/**\", \"/bin/**\", \"/etc/**\"\n}\n\
+         tier write: allow {\n    tools write_file, edit_file\n    exec touch\n    fs write \"${workspace}/**\"\n}\n\
+         agent coder {\n    tiers read, write\n}\nagent planner {\n    tiers read\n}\n",
+    )
+    .unwrap();
+    let tools = |s: &mut Server| {
+        let v = s.request(2, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+        v["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let mut alone = Server::start_with(&policy, &["--agent".as_ref(), "coder".as_ref()]);
+    assert!(tools(&mut alone).contains(&"write_file".to_string()));
+    let mut sub = Server::start_with(&policy, &["--agent".as_ref(), "coder".as_ref(), "--parent".as_ref(), "planner@s1".as_ref()]);
+    let names = tools(&mut sub);
+    assert!(!names.contains(&"write_file".to_string()) && names.contains(&"read_file".to_string()), "{names:?}");
+    let v = sub.call(3, "exec", r#"{"command": "touch b.txt"}"#);
+    let sc = &v["result"]["structuredContent"];
+    assert_eq!(sc["decision"]["verdict"], "deny", "{v}");
+    assert!(sc["decision"]["reason"].as_str().unwrap().contains("parent agent planner"), "{v}");
+    let v = sub.call(4, "exec", r#"{"command": "cat a.txt"}"#);
+    assert_eq!(v["result"]["structuredContent"]["stdout"]["text"], "alpha\n", "{v}");
 }
