@@ -17,12 +17,17 @@ pub(crate) fn example_context() -> Context {
     }
 }
 
-/// Checks the examples of every file that has none of its own errors.
-pub(crate) fn check(layers: &[LayerAst], bad_files: &[usize]) -> Vec<Found> {
+/// Checks the examples of every file that has none of its own errors. `whole` is the set
+/// compiled from `layers` when they are one layer of one file (that file alone).
+pub(crate) fn check(layers: &[LayerAst], bad_files: &[usize], whole: Option<&super::PolicySet>) -> Vec<Found> {
     let mut out = Vec::new();
     for (li, layer) in layers.iter().enumerate() {
         for file in &layer.files {
             if bad_files.contains(&file.order) || !has_examples(&file.policy) {
+                continue;
+            }
+            if let Some(set) = whole {
+                check_file(set, file, &mut out);
                 continue;
             }
             let alone = alone(layers, li, file);

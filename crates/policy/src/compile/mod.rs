@@ -123,12 +123,16 @@ pub(crate) fn compile_parsed(
     }
     let bad_files: Vec<usize> = invalid.iter().map(|(o, _)| *o).collect();
     found.extend(invalid);
-    found.extend(examples::check(&parsed, &bad_files));
+    // One file alone is the whole set: its examples are checked against the set itself
+    // instead of a second compile of the same file.
+    let single = parsed.len() == 1 && parsed.iter().all(|l| l.files.len() == 1);
+    let whole = (single && found.is_empty()).then(|| assemble(&parsed));
+    found.extend(examples::check(&parsed, &bad_files, whole.as_ref()));
     if !found.is_empty() {
         found.sort_by_key(|(o, d)| (*o, d.span.start, d.span.end));
         return Err(Diagnostics(found.into_iter().map(|(_, d)| d).collect()));
     }
-    Ok(assemble(&parsed))
+    Ok(whole.unwrap_or_else(|| assemble(&parsed)))
 }
 
 /// Builds the set from validated layers (no examples checked).
