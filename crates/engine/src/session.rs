@@ -75,6 +75,24 @@ impl Gate {
     }
 }
 
+/// A command gate that passed its budgets: run it with [`Cleared::run`] (the session need not
+/// be held meanwhile), then hand the result to [`Session::complete`].
+#[derive(Debug)]
+pub struct Cleared {
+    gate: Gate,
+    opts: RunOptions,
+}
+
+impl Cleared {
+    /// Runs the command confined by its decision's grants.
+    ///
+    /// # Errors
+    /// The sandbox cannot be built, or the grants cannot be enforced.
+    pub fn run(&self, engine: &Engine, env: &Environment, job: Job<'_>) -> Result<Outcome, RunError> {
+        engine.run(&self.gate.explanation, job, env, &self.opts)
+    }
+}
+
 /// Decides, settles `ask`, audits and runs. One per agent session.
 pub struct Session {
     engine: Engine,
@@ -189,7 +207,24 @@ impl Session {
     ///
     /// # Errors
     /// The outcome cannot be recorded, or the sandbox cannot be built (recorded as not run).
-    pub fn run(&mut self, mut gate: Gate, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
+    pub fn run(&mut self, gate: Gate, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
+        match self.clear(gate, opts)? {
+            Err(refused) => Ok(refused),
+            Ok(cleared) => {
+                let result = cleared.run(&self.engine, &self.env, job);
+                self.complete(cleared, result)
+            }
+        }
+    }
+
+    /// Checks a settled gate against the budgets and prepares its run, for callers that run
+    /// it without holding the session (an MCP server serving calls side by side). The command
+    /// is counted against the `commands` budget here. A refusal comes back as its recorded
+    /// outcome.
+    ///
+    /// # Errors
+    /// A refusal cannot be recorded.
+    pub fn clear(&mut self, mut gate: Gate, opts: &RunOptions) -> Result<Result<Cleared, Outcome>, SessionError> {
         if gate.pending {
             gate.refused = Some("needs approval, and no answer was recorded".into());
         }
@@ -197,31 +232,40 @@ impl Session {
         if gate.refused.is_none() {
             gate.refused = over_budget(&limits, &self.spent);
         }
-        let mut outcome = match &gate.refused {
-            Some(why) => Outcome::refused(&gate.explanation, why.clone()),
-            None => {
-                let mut opts = opts.clone();
-                // A command may not run past what is left of the session's time budget.
-                if let Some(total) = limits.total_time_ms {
-                    let left = std::time::Duration::from_secs_f64((total as f64 - self.spent.time_ms).max(0.0) / 1000.0);
-                    opts.timeout = Some(opts.timeout.map_or(left, |t| t.min(left)));
-                }
-                if let Some(log) = &self.log {
-                    opts.protect.extend(protected(log.path(), self.engine.context()));
-                }
-                match self.engine.run(&gate.explanation, job, &self.env, &opts) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        let mut o = Outcome::refused(&gate.explanation, format!("not run: {e}"));
-                        o.refused = Some(format!("the sandbox could not run it: {e}"));
-                        self.finish(&gate, &o)?;
-                        return Err(e.into());
-                    }
-                }
+        if let Some(why) = &gate.refused {
+            let mut outcome = Outcome::refused(&gate.explanation, why.clone());
+            outcome.audit = self.finish(&gate, &outcome)?;
+            return Ok(Err(outcome));
+        }
+        let mut opts = opts.clone();
+        // A command may not run past what is left of the session's time budget.
+        if let Some(total) = limits.total_time_ms {
+            let left = std::time::Duration::from_secs_f64((total as f64 - self.spent.time_ms).max(0.0) / 1000.0);
+            opts.timeout = Some(opts.timeout.map_or(left, |t| t.min(left)));
+        }
+        if let Some(log) = &self.log {
+            opts.protect.extend(protected(log.path(), self.engine.context()));
+        }
+        self.spent.commands += 1;
+        Ok(Ok(Cleared { gate, opts }))
+    }
+
+    /// Records how a cleared command ended and counts it against the budgets.
+    ///
+    /// # Errors
+    /// The outcome cannot be recorded, or the run could not start (recorded as not run).
+    pub fn complete(&mut self, cleared: Cleared, result: Result<Outcome, RunError>) -> Result<Outcome, SessionError> {
+        let gate = cleared.gate;
+        let mut outcome = match result {
+            Ok(o) => o,
+            Err(e) => {
+                let mut o = Outcome::refused(&gate.explanation, format!("not run: {e}"));
+                o.refused = Some(format!("the sandbox could not run it: {e}"));
+                self.finish(&gate, &o)?;
+                return Err(e.into());
             }
         };
         if outcome.ran {
-            self.spent.commands += 1;
             self.spent.time_ms += outcome.run.duration_ms;
             self.spent.output += outcome.run.stdout.bytes + outcome.run.stderr.bytes;
         }

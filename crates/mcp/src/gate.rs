@@ -151,7 +151,24 @@ pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String
     };
     let fallback = decided.gate.explanation.clone();
     let opts = RunOptions { timeout, ..RunOptions::default() };
-    match with_session(shared, move |s| s.run(decided.gate, borrow(&job), &opts)).await {
+    // The session is held only to clear and to complete: other calls go on while this runs.
+    let cleared = match with_session(shared, move |s| s.clear(decided.gate, &opts)).await {
+        Ok(Ok(Ok(cleared))) => cleared,
+        Ok(Ok(Err(refused))) => return refused,
+        Ok(Err(e)) => return Outcome::refused(&fallback, format!("nothing ran: {e}")),
+        Err(why) => return Outcome::refused(&fallback, why),
+    };
+    let engine = shared.engine();
+    let run_shared = Arc::clone(shared);
+    let ran = tokio::task::spawn_blocking(move || {
+        let result = cleared.run(&engine, &run_shared.env, borrow(&job));
+        (cleared, result)
+    })
+    .await;
+    let Ok((cleared, result)) = ran else {
+        return Outcome::refused(&fallback, "nothing ran: the run failed inside warden");
+    };
+    match with_session(shared, move |s| s.complete(cleared, result)).await {
         Ok(Ok(outcome)) => outcome,
         Ok(Err(e)) => Outcome::refused(&fallback, format!("nothing ran: {e}")),
         Err(why) => Outcome::refused(&fallback, why),

@@ -363,3 +363,15 @@ fn a_sub_agent_server_gets_no_more_than_its_parent() {
     let v = sub.call(4, "exec", r#"{"command": "cat a.txt"}"#);
     assert_eq!(v["result"]["structuredContent"]["stdout"]["text"], "alpha\n", "{v}");
 }
+
+#[test]
+fn a_long_exec_does_not_hold_back_other_calls() {
+    let mut s = Server::start("full-auto.policy");
+    s.send(r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 3; echo slept"}}}"#);
+    s.send(r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}"#);
+    let first = s.lines.recv_timeout(std::time::Duration::from_secs(60)).expect("no answer");
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(v["id"], 11, "read_file waited for the exec: {v}");
+    let v = s.answer(10.into());
+    assert_eq!(v["result"]["structuredContent"]["stdout"]["text"], "slept\n", "{v}");
+}
