@@ -77,6 +77,17 @@ pub enum RunError {
 }
 
 impl Outcome {
+    /// How the run ended, for people: `exit N`, `killed by SIGNAME` or `timed out`.
+    pub fn end(&self) -> String {
+        if self.run.timed_out {
+            "timed out".to_string()
+        } else if let Some(sig) = &self.run.signal {
+            format!("killed by {sig}")
+        } else {
+            format!("exit {}", self.run.exit_code.unwrap_or(-1))
+        }
+    }
+
     /// The outcome of a request that did not run, with why.
     pub fn refused(explanation: &Explanation, why: impl Into<String>) -> Outcome {
         let why = why.into();

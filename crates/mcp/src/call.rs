@@ -168,13 +168,7 @@ fn exec_summary(o: &Outcome) -> String {
         return format!("not run: {why} ({by})");
     }
     let tier = d.tier.as_deref().map(|t| format!(", tier {t}")).unwrap_or_default();
-    let end = if o.run.timed_out {
-        "timed out".to_string()
-    } else if let Some(sig) = &o.run.signal {
-        format!("killed by {sig}")
-    } else {
-        format!("exit {}", o.run.exit_code.unwrap_or(-1))
-    };
+    let end = o.end();
     let mut text = format!("{end} in {:.0} ms ({}{tier} {by})\n", o.run.duration_ms, o.decision.verdict.as_str());
     for den in &o.run.denials {
         text.push_str(&format!("the sandbox refused {} {}\n", den.op, den.target));

@@ -139,13 +139,7 @@ fn report(o: &Outcome, json: bool) -> Result<(), CliError> {
         eprintln!("warden: not run: {why}{rule}");
         return Ok(());
     }
-    let end = if o.run.timed_out {
-        "timed out".to_string()
-    } else if let Some(sig) = &o.run.signal {
-        format!("killed by {sig}")
-    } else {
-        format!("exit {}", o.run.exit_code.unwrap_or(-1))
-    };
+    let end = o.end();
     eprintln!("warden: {}{tier}{rule}; {end} in {:.0} ms", d.verdict.as_str(), o.run.duration_ms);
     for den in &o.run.denials {
         eprintln!("warden: refused {} {} ({:?})", den.op, den.target, den.source);
