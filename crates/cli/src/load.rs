@@ -20,6 +20,35 @@ pub struct PolicyArgs {
     pub cwd: Option<PathBuf>,
 }
 
+/// `--agent`, `--parent`, `--audit-log`: who a session decides for and where it records.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SessionArgs {
+    /// The agent identity to decide for.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// An agent above this one, `AGENT[@SESSION]` (repeat, nearest first; `@SESSION` alone is
+    /// the top level): nothing gets more than each of them would, and the records name them.
+    #[arg(long = "parent", value_name = "AGENT[@SESSION]", requires = "agent")]
+    pub parents: Vec<String>,
+    /// The audit log every decision, approval and outcome is appended to (default:
+    /// /var/log/warden/audit.jsonl as root, else $XDG_STATE_HOME/warden/audit.jsonl). Nothing
+    /// runs when it cannot be written.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+}
+
+impl SessionArgs {
+    /// The session's configuration, the log defaulting by `env`.
+    pub fn config(&self, env: &Environment) -> warden_engine::SessionConfig {
+        warden_engine::SessionConfig {
+            agent: self.agent.clone(),
+            parents: self.parents.clone(),
+            audit: Some(self.audit_log.clone().unwrap_or_else(|| env.default_audit_log())),
+            ..warden_engine::SessionConfig::default()
+        }
+    }
+}
+
 /// Reads the layers the options name (or discovers them).
 pub fn layers(args: &PolicyArgs, env: &Environment) -> Result<Vec<LayerSource>, CliError> {
     let layers = if args.policies.is_empty() {

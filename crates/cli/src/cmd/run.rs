@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::load::{PolicyArgs, context, environment, layers};
+use crate::load::{PolicyArgs, SessionArgs, context, environment, layers};
 use crate::output::{CliError, policy_error};
 use warden_engine::{
     Approver, BackendChoice, Engine, Environment, Job, Outcome, PreApprovals, Query, RefuseAll, RunOptions, Session,
-    SessionConfig, SessionError,
+    SessionError,
 };
 
 /// Arguments of `warden run`.
@@ -22,13 +22,8 @@ use warden_engine::{
 pub struct Args {
     #[command(flatten)]
     policy: PolicyArgs,
-    /// The agent identity to decide for.
-    #[arg(long)]
-    agent: Option<String>,
-    /// An agent above this one, `AGENT[@SESSION]` (repeat, nearest first; `@SESSION` alone is
-    /// the top level): the command gets no more than each of them would.
-    #[arg(long = "parent", value_name = "AGENT[@SESSION]", requires = "agent")]
-    parents: Vec<String>,
+    #[command(flatten)]
+    session: SessionArgs,
     /// Wall timeout in seconds (only shortens the policy's).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
@@ -39,10 +34,6 @@ pub struct Args {
     /// WASI toolbox image). Default: what the policy selects (native unless it says wasi).
     #[arg(long, value_enum, value_name = "BACKEND")]
     backend: Option<BackendArg>,
-    /// The audit log (default: /var/log/warden/audit.jsonl as root, else
-    /// $XDG_STATE_HOME/warden/audit.jsonl). Nothing runs when it cannot be written.
-    #[arg(long, value_name = "FILE")]
-    audit_log: Option<PathBuf>,
     /// Settle `ask` from a pre-approval file instead of a terminal prompt (unattended runs).
     #[arg(long, value_name = "FILE")]
     approvals: Option<PathBuf>,
@@ -80,12 +71,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let env = environment()?;
     let layers = layers(&args.policy, &env)?;
     let engine = Engine::new(&layers, context(&args.policy, &env)?).map_err(|d| policy_error(&d))?;
-    let config = SessionConfig {
-        agent: args.agent.clone(),
-        parents: args.parents.clone(),
-        audit: Some(args.audit_log.clone().unwrap_or_else(|| env.default_audit_log())),
-        ..SessionConfig::default()
-    };
+    let config = args.session.config(&env);
     let approver = approver(args, &env)?;
     let mut session = Session::new(engine, &layers, env, config, approver).map_err(session_error)?;
     let opts = RunOptions {

@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::load::{PolicyArgs, context, environment, layers};
+use crate::load::{PolicyArgs, SessionArgs, context, environment, layers};
 use crate::output::{CliError, policy_error};
 use warden_engine::Engine;
 
@@ -19,19 +19,8 @@ pub struct Args {
     mcp: bool,
     #[command(flatten)]
     policy: PolicyArgs,
-    /// The agent identity every call is decided for.
-    #[arg(long)]
-    agent: Option<String>,
-    /// An agent above this one, `AGENT[@SESSION]` (repeat, nearest first; `@SESSION` alone is
-    /// the top level): a sub-agent's server never grants more than each of them would, and its
-    /// records name them.
-    #[arg(long = "parent", value_name = "AGENT[@SESSION]", requires = "agent")]
-    parents: Vec<String>,
-    /// The audit log every decision, approval, outcome and reload is appended to (default:
-    /// /var/log/warden/audit.jsonl as root, else $XDG_STATE_HOME/warden/audit.jsonl). Nothing
-    /// runs when it cannot be written.
-    #[arg(long, value_name = "FILE")]
-    audit_log: Option<PathBuf>,
+    #[command(flatten)]
+    session: SessionArgs,
     /// Serve streamable HTTP at ADDR (`127.0.0.1:8080`, or a bare port on 127.0.0.1) at `/mcp`
     /// instead of stdio. An address off loopback needs --token-file.
     #[arg(long, value_name = "ADDR")]
@@ -53,14 +42,14 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let env = environment()?;
     let layers = layers(&args.policy, &env)?;
     let engine = Engine::new(&layers, context(&args.policy, &env)?).map_err(|d| policy_error(&d))?;
-    let audit_log = Some(args.audit_log.clone().unwrap_or_else(|| env.default_audit_log()));
+    let config = args.session.config(&env);
     let opts = warden_mcp::Options {
         engine,
         layers,
         env,
-        agent: args.agent.clone(),
-        parents: args.parents.clone(),
-        audit_log,
+        agent: config.agent,
+        parents: config.parents,
+        audit_log: config.audit,
         policies: args.policy.policies.clone(),
         reload: !args.no_reload,
     };
