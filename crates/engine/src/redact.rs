@@ -5,39 +5,64 @@
 //! policy language has them) are added on top. Redaction errs wide: a false positive costs an
 //! auditor a few characters, a false negative leaks a credential into a file that is kept.
 
+use std::sync::OnceLock;
+
 use regex::Regex;
 
 /// The replacement text.
 pub const MARK: &str = "[REDACTED]";
 
-/// Patterns whose first capture group (or whole match, without a group) is a secret.
-const BUILTIN: &[&str] = &[
+/// Patterns whose first capture group (or whole match, without a group) is a secret, each with
+/// the lowercase literals one of which every match contains: a pattern is compiled (once) only
+/// when a text holds one of them, so ordinary commands cost no regex compilation at all.
+const BUILTIN: &[(&[&str], &str)] = &[
     // key=value and key: value for secret-looking keys (value up to whitespace or quote).
-    r#"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[A-Za-z0-9_]*\s*[=:]\s*["']?([^\s"'&]{3,})"#,
+    (
+        &["pass", "pwd", "secret", "token", "api", "access", "private", "credential"],
+        r#"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[A-Za-z0-9_]*\s*[=:]\s*["']?([^\s"'&]{3,})"#,
+    ),
     // --password VALUE, --token=VALUE, -p VALUE after mysql-like tools is too wide; flags only.
-    r#"(?i)--?(?:password|passwd|token|api-key|apikey|secret|client-secret|access-key)(?:=|\s+)["']?([^\s"']+)"#,
+    (
+        &["pass", "token", "api", "secret", "access"],
+        r#"(?i)--?(?:password|passwd|token|api-key|apikey|secret|client-secret|access-key)(?:=|\s+)["']?([^\s"']+)"#,
+    ),
     // HTTP authorization headers.
-    r"(?i)authorization:\s*(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)",
+    (&["authorization"], r"(?i)authorization:\s*(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)"),
     // Credentials inside URLs: scheme://user:password@host
-    r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@",
+    (&["://"], r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@"),
     // Well-known token shapes.
-    r"\b(AKIA[0-9A-Z]{16})\b",
-    r"\b(gh[pousr]_[A-Za-z0-9]{30,})\b",
-    r"\b(github_pat_[A-Za-z0-9_]{40,})\b",
-    r"\b(xox[abprs]-[A-Za-z0-9-]{10,})\b",
-    r"\b(sk-[A-Za-z0-9_-]{20,})\b",
-    r"\b(glpat-[A-Za-z0-9_-]{20,})\b",
-    r"\b(AIza[0-9A-Za-z_-]{35})\b",
-    r"\b(npm_[A-Za-z0-9]{36})\b",
-    r"\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})\b",
+    (&["akia"], r"\b(AKIA[0-9A-Z]{16})\b"),
+    (&["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], r"\b(gh[pousr]_[A-Za-z0-9]{30,})\b"),
+    (&["github_pat_"], r"\b(github_pat_[A-Za-z0-9_]{40,})\b"),
+    (&["xox"], r"\b(xox[abprs]-[A-Za-z0-9-]{10,})\b"),
+    (&["sk-"], r"\b(sk-[A-Za-z0-9_-]{20,})\b"),
+    (&["glpat-"], r"\b(glpat-[A-Za-z0-9_-]{20,})\b"),
+    (&["aiza"], r"\b(AIza[0-9A-Za-z_-]{35})\b"),
+    (&["npm_"], r"\b(npm_[A-Za-z0-9]{36})\b"),
+    (&["eyj"], r"\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})\b"),
     // PEM private key bodies.
-    r"(?s)(-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$))",
+    (&["-----begin"], r"(?s)(-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$))"),
 ];
 
-/// A compiled set of redaction patterns.
+/// One pattern, compiled on first need.
+#[derive(Debug, Clone)]
+struct Pattern {
+    /// Lowercase literals one of which every match contains; empty: always tried.
+    triggers: &'static [&'static str],
+    source: String,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    fn regex(&self) -> Option<&Regex> {
+        self.compiled.get_or_init(|| Regex::new(&self.source).ok()).as_ref()
+    }
+}
+
+/// A set of redaction patterns (built-in ones compiled lazily, on a text that could match).
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    patterns: Vec<Regex>,
+    patterns: Vec<Pattern>,
 }
 
 impl Redactor {
@@ -48,8 +73,12 @@ impl Redactor {
     /// An `extra` pattern that is not a valid regular expression, with the pattern.
     pub fn new(extra: &[String]) -> Result<Self, String> {
         let mut patterns = Vec::with_capacity(BUILTIN.len() + extra.len());
-        for p in BUILTIN.iter().copied().chain(extra.iter().map(String::as_str)) {
-            patterns.push(Regex::new(p).map_err(|e| format!("redaction pattern `{p}`: {e}"))?);
+        for (triggers, source) in BUILTIN {
+            patterns.push(Pattern { triggers, source: (*source).to_string(), compiled: OnceLock::new() });
+        }
+        for p in extra {
+            let re = Regex::new(p).map_err(|e| format!("redaction pattern `{p}`: {e}"))?;
+            patterns.push(Pattern { triggers: &[], source: p.clone(), compiled: OnceLock::from(Some(re)) });
         }
         Ok(Redactor { patterns })
     }
@@ -57,7 +86,14 @@ impl Redactor {
     /// `text` with every secret replaced by [`MARK`].
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
-        for re in &self.patterns {
+        let mut lower = out.to_ascii_lowercase();
+        for pattern in &self.patterns {
+            if !pattern.triggers.is_empty() && !pattern.triggers.iter().any(|t| lower.contains(t)) {
+                continue;
+            }
+            // A built-in pattern always compiles (a test holds them); were one not to, redact
+            // the whole text rather than keep a secret.
+            let Some(re) = pattern.regex() else { return MARK.to_string() };
             if !re.is_match(&out) {
                 continue;
             }
@@ -74,8 +110,15 @@ impl Redactor {
             }
             next.push_str(out.get(last..).unwrap_or_default());
             out = next;
+            lower = out.to_ascii_lowercase();
         }
         out
+    }
+
+    /// How many patterns have been compiled so far (tests: ordinary text compiles none).
+    #[cfg(test)]
+    fn compiled(&self) -> usize {
+        self.patterns.iter().filter(|p| p.compiled.get().is_some()).count()
     }
 }
 
@@ -104,6 +147,24 @@ mod tests {
         for s in ["cargo test --workspace", "git commit -m 'fix token parsing'", "grep -rn password src/", "ls -la /tmp"] {
             assert_eq!(r(s), s);
         }
+    }
+
+    #[test]
+    fn every_builtin_pattern_compiles_and_holds_its_triggers() {
+        for (triggers, source) in BUILTIN {
+            assert!(Regex::new(source).is_ok(), "{source}");
+            assert!(!triggers.is_empty() && triggers.iter().all(|t| *t == t.to_ascii_lowercase()), "{source}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_compiles_no_pattern_and_mixed_case_secrets_still_match() {
+        let x = Redactor::new(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(x.redact("cargo build --release && ls -la"), "cargo build --release && ls -la");
+        assert_eq!(x.compiled(), 0);
+        assert_eq!(x.redact("run --PassWord=Hunter22x"), "run --PassWord=[REDACTED]");
+        assert_eq!(x.redact("curl -H 'AUTHORIZATION: BEARER abcdef'"), "curl -H 'AUTHORIZATION: BEARER [REDACTED]'");
+        assert!(x.compiled() >= 2);
     }
 
     #[test]
