@@ -154,7 +154,12 @@ fn normalise(spec: &Spec) -> BTreeMap<PathBuf, Access> {
     for (p, a) in &keys {
         let nearest = keys.iter().filter(|(q, _)| q != p && p.starts_with(q)).max_by_key(|(q, _)| q.as_os_str().len());
         if let Some((_, up)) = nearest {
-            let redundant = up == a || *up == Access::Hide || (*up == Access::Guard && *a != Access::Hide);
+            // A guard (bound read-only over itself) beneath a read-only grant changes nothing:
+            // children still see it as their nearest grant above, and are dropped as before.
+            let redundant = up == a
+                || *up == Access::Hide
+                || (*up == Access::Guard && *a != Access::Hide)
+                || (*up == Access::Read && *a == Access::Guard);
             if redundant {
                 view.remove(p);
             }
@@ -425,9 +430,23 @@ mod tests {
 
     #[test]
     fn hidden_paths_outside_the_view_are_dropped() {
-        let v = normalise(&spec(&[("/usr", Access::Read), ("/root/.ssh", Access::Hide), ("/usr/x", Access::Guard)]));
+        let v = normalise(&spec(&[("/usr", Access::Read), ("/root/.ssh", Access::Hide), ("/usr/x", Access::Write)]));
         assert_eq!(v.len(), 2, "{v:?}");
         assert!(!v.contains_key(Path::new("/root/.ssh")));
+    }
+
+    #[test]
+    fn guards_under_read_only_grants_are_dropped_but_still_swallow_writes_beneath() {
+        let v = normalise(&spec(&[
+            ("/etc", Access::Read),
+            ("/etc/cron.d", Access::Guard),
+            ("/etc/cron.d/job", Access::Write),
+            ("/ws", Access::Write),
+            ("/ws/.git/hooks", Access::Guard),
+        ]));
+        let got: Vec<_> = v.into_iter().collect();
+        let want = [("/etc", Access::Read), ("/ws", Access::Write), ("/ws/.git/hooks", Access::Guard)];
+        assert_eq!(got, want.map(|(p, a)| (PathBuf::from(p), a)).to_vec());
     }
 
     #[test]
