@@ -92,21 +92,20 @@ fn userns(uid: u32, gid: u32) -> Result<RawFd, Error> {
 }
 
 /// Clones a process into a new user namespace only to hold it while its maps are written and
-/// the namespace is opened; the process then exits.
+/// the namespace is opened; the process then exits. It shares our memory (`CLONE_VM`, on a
+/// stack and thread-local area of its own) and only reads a pipe and exits: copying a large
+/// parent's page tables for it, and tearing the copy down, would cost milliseconds.
 fn make_userns(uid: u32, gid: u32) -> Result<OwnedFd, Error> {
     let (r, w) = crate::spawn::pipe()?;
-    let flags = (libc::CLONE_NEWUSER | libc::SIGCHLD) as libc::c_ulong;
-    // SAFETY: a fork-like clone; the child only closes, reads and exits (async-signal-safe).
-    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
-    if pid == 0 {
-        // SAFETY: in the child: raw system calls on descriptors of our copied table, then exit.
-        unsafe {
-            libc::close(w.as_raw_fd());
-            let mut b = 0u8;
-            libc::read(r.as_raw_fd(), (&raw mut b).cast(), 1);
-            libc::_exit(0)
-        }
-    }
+    let memory = crate::spawn::ChildMemory::new()?;
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
+    let mut fds = [r.as_raw_fd(), w.as_raw_fd()];
+    let arg: *mut libc::c_void = (&raw mut fds).cast();
+    // SAFETY: the child runs `hold` on its own stack and TLS; it reads `fds` (alive until it is
+    // reaped below) and makes three system calls.
+    let pid = unsafe {
+        libc::clone(hold, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>())
+    };
     if pid < 0 {
         return Err(Error::Namespaces(std::io::Error::last_os_error()));
     }
@@ -122,9 +121,24 @@ fn make_userns(uid: u32, gid: u32) -> Result<OwnedFd, Error> {
     drop(w);
     drop(r);
     let mut status = 0;
-    // SAFETY: reaps our own child; `status` is a valid out-pointer.
+    // SAFETY: reaps our own child; `status` is a valid out-pointer. `memory` outlives it.
     while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
         && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
     {}
+    drop(memory);
     result
+}
+
+/// The holding child: closes its copy of the pipe's write end, waits for the parent to close
+/// its own, then exits.
+extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points at the pipe's two descriptor numbers in the parent's frame, alive
+    // until this process is reaped; close, read and _exit are async-signal-safe.
+    unsafe {
+        let [r, w] = *(arg as *const [RawFd; 2]);
+        libc::close(w);
+        let mut b = 0u8;
+        libc::read(r, (&raw mut b).cast(), 1);
+        libc::_exit(0)
+    }
 }

@@ -202,7 +202,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 /// The child's stack (with a guard page below it) and thread-local area: it shares the
 /// parent's memory until execve, so it must not use the parent thread's stack or its TLS
 /// (where libc keeps `errno`).
-struct ChildMemory {
+pub(crate) struct ChildMemory {
     base: *mut libc::c_void,
     len: usize,
 }
@@ -212,7 +212,7 @@ const STACK: usize = 256 << 10;
 const TLS: usize = 64 << 10;
 
 impl ChildMemory {
-    fn new() -> Result<ChildMemory, Error> {
+    pub(crate) fn new() -> Result<ChildMemory, Error> {
         let len = GUARD + STACK + TLS;
         let prot = libc::PROT_READ | libc::PROT_WRITE;
         let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK;
@@ -238,12 +238,12 @@ impl ChildMemory {
     }
 
     /// The top of the stack (it grows down), 16-byte aligned.
-    fn stack_top(&self) -> *mut libc::c_void {
+    pub(crate) fn stack_top(&self) -> *mut libc::c_void {
         self.base.wrapping_byte_add(GUARD + STACK)
     }
 
     /// The thread pointer for the child.
-    fn tls(&self) -> *mut libc::c_void {
+    pub(crate) fn tls(&self) -> *mut libc::c_void {
         let offset = if cfg!(target_arch = "x86_64") { TLS - 4096 } else { 4096 };
         self.base.wrapping_byte_add(GUARD + STACK + offset)
     }
