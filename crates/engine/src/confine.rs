@@ -138,13 +138,15 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
 pub(crate) struct Tree {
     roots: Vec<PathBuf>,
     entries: Option<Vec<(PathBuf, String)>>,
+    /// Folders already listed for last-segment patterns (`/dev/sd*`, `/dev/nvme*`, ...).
+    listings: Vec<(PathBuf, Vec<(PathBuf, String)>)>,
     /// Whether the walk stopped at [`WALK_LIMIT`].
     pub cut: bool,
 }
 
 impl Tree {
     pub(crate) fn new(roots: Vec<PathBuf>) -> Tree {
-        Tree { roots, entries: None, cut: false }
+        Tree { roots, entries: None, listings: Vec::new(), cut: false }
     }
 
     /// Breadth-first (shallow paths first, so a cut drops the deepest), symlinks not followed.
@@ -172,6 +174,26 @@ impl Tree {
         }
         self.entries.as_deref().unwrap_or_default()
     }
+
+    /// The entries of `dir` (listed once per view; none when it cannot be read).
+    fn listing(&mut self, dir: &Path) -> &[(PathBuf, String)] {
+        let i = match self.listings.iter().position(|(d, _)| d == dir) {
+            Some(i) => i,
+            None => {
+                let list = std::fs::read_dir(dir)
+                    .map(|rd| {
+                        rd.filter_map(Result::ok)
+                            .map(|e| e.path())
+                            .filter_map(|p| p.to_str().map(str::to_string).map(|s| (p, s)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                self.listings.push((dir.to_path_buf(), list));
+                self.listings.len() - 1
+            }
+        };
+        self.listings.get(i).map(|(_, l)| l.as_slice()).unwrap_or_default()
+    }
 }
 
 /// The paths a denial pattern covers today.
@@ -179,14 +201,7 @@ pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
     let Some(glob) = GrantGlob::new(pattern) else { return Vec::new() };
     match shape(pattern) {
         Shape::Exact(p) | Shape::Tree(p) => p.symlink_metadata().is_ok().then_some(p).into_iter().collect(),
-        Shape::Last(dir) => std::fs::read_dir(&dir)
-            .map(|rd| {
-                rd.filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p.to_str().is_some_and(|s| glob.matches(s)))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        Shape::Last(dir) => tree.listing(&dir).iter().filter(|(_, s)| glob.matches(s)).map(|(p, _)| p.clone()).collect(),
         Shape::Deep(prefix) => {
             let mut found: Vec<PathBuf> = Vec::new();
             for (path, text) in tree.entries() {
