@@ -138,6 +138,8 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
 pub(crate) struct Tree {
     roots: Vec<PathBuf>,
     entries: Option<Vec<(PathBuf, String)>>,
+    /// The walked entries' names (built on the first `**` pattern).
+    names: Option<Names>,
     /// Folders already listed for last-segment patterns (`/dev/sd*`, `/dev/nvme*`, ...).
     listings: Vec<(PathBuf, Vec<(PathBuf, String)>)>,
     /// Whether the walk stopped at [`WALK_LIMIT`].
@@ -146,7 +148,7 @@ pub(crate) struct Tree {
 
 impl Tree {
     pub(crate) fn new(roots: Vec<PathBuf>) -> Tree {
-        Tree { roots, entries: None, listings: Vec::new(), cut: false }
+        Tree { roots, entries: None, names: None, listings: Vec::new(), cut: false }
     }
 
     /// Breadth-first (shallow paths first, so a cut drops the deepest), symlinks not followed.
@@ -175,6 +177,19 @@ impl Tree {
         self.entries.as_deref().unwrap_or_default()
     }
 
+    /// The indices of the walked entries whose name fits `cut`, in walk order.
+    fn candidates(&mut self, cut: &Last) -> Vec<usize> {
+        self.entries();
+        let entries = self.entries.as_deref().unwrap_or_default();
+        let names = self.names.get_or_insert_with(|| Names::new(entries));
+        match cut {
+            Last::Exact(want) => names.by_name.get(want.as_str()).cloned().unwrap_or_default(),
+            Last::Prefix(p) => names.matching(|n| n.starts_with(p.as_str())),
+            Last::Suffix(t) => names.matching(|n| n.ends_with(t.as_str())),
+            Last::Any => (0..entries.len()).collect(),
+        }
+    }
+
     /// The entries of `dir` (listed once per view; none when it cannot be read).
     fn listing(&mut self, dir: &Path) -> &[(PathBuf, String)] {
         let i = match self.listings.iter().position(|(d, _)| d == dir) {
@@ -196,6 +211,27 @@ impl Tree {
     }
 }
 
+/// The walked entries' names, in walk order and indexed, for [`Last`] cuts.
+struct Names {
+    names: Vec<String>,
+    by_name: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl Names {
+    fn new(entries: &[(PathBuf, String)]) -> Names {
+        let names: Vec<String> = entries.iter().map(|(_, t)| t.rsplit('/').next().unwrap_or_default().to_string()).collect();
+        let mut by_name: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::new();
+        for (i, n) in names.iter().enumerate() {
+            by_name.entry(n.clone()).or_default().push(i);
+        }
+        Names { names, by_name }
+    }
+
+    fn matching(&self, fits: impl Fn(&str) -> bool) -> Vec<usize> {
+        self.names.iter().enumerate().filter(|(_, n)| fits(n)).map(|(i, _)| i).collect()
+    }
+}
+
 /// The paths a denial pattern covers today.
 pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
     let Some(glob) = GrantGlob::new(pattern) else { return Vec::new() };
@@ -203,14 +239,50 @@ pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
         Shape::Exact(p) | Shape::Tree(p) => p.symlink_metadata().is_ok().then_some(p).into_iter().collect(),
         Shape::Last(dir) => tree.listing(&dir).iter().filter(|(_, s)| glob.matches(s)).map(|(p, _)| p.clone()).collect(),
         Shape::Deep(prefix) => {
+            // A walked root the pattern covers (a workspace inside `.ssh/`) makes every entry a
+            // match: only the full scan finds them. Otherwise a match's own name fits the
+            // pattern's last named segment (the folder itself, for a `.../NAME/**` pattern).
+            let cut = if tree.roots.iter().any(|r| r.to_str().is_some_and(|s| glob.matches(s))) { Last::Any } else { Last::of(pattern) };
+            let candidates = tree.candidates(&cut);
+            let entries = tree.entries.as_deref().unwrap_or_default();
             let mut found: Vec<PathBuf> = Vec::new();
-            for (path, text) in tree.entries() {
+            for (path, text) in candidates.iter().filter_map(|&i| entries.get(i)) {
                 // A match inside a folder already matched is covered with it.
                 if path.starts_with(&prefix) && glob.matches(text) && !found.iter().any(|f| path.starts_with(f)) {
                     found.push(path.clone());
                 }
             }
             found
+        }
+    }
+}
+
+/// What the name of a path matching a `**` pattern must be: a cheap cut before the full glob,
+/// which still decides. Taken from the pattern's last segment other than `**`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Last {
+    /// Exactly this name (`.env`, `config`, `.ssh`).
+    Exact(String),
+    /// A name starting with this (`id_rsa*`, `.env.*`).
+    Prefix(String),
+    /// A name ending with this (`*.pem`).
+    Suffix(String),
+    /// Anything: every entry goes to the full glob.
+    Any,
+}
+
+impl Last {
+    pub(crate) fn of(pattern: &str) -> Last {
+        let Some(seg) = pattern.split('/').rev().find(|s| !s.is_empty() && *s != "**") else { return Last::Any };
+        let stars = seg.matches('*').count();
+        if seg.contains(['?', '[', ']', '{', '}', '\\']) || stars > 1 {
+            return Last::Any;
+        }
+        match (stars, seg.strip_suffix('*'), seg.strip_prefix('*')) {
+            (0, _, _) => Last::Exact(seg.to_string()),
+            (_, Some(head), _) => Last::Prefix(head.to_string()),
+            (_, _, Some(tail)) => Last::Suffix(tail.to_string()),
+            _ => Last::Any,
         }
     }
 }
@@ -258,6 +330,50 @@ mod tests {
         assert_eq!(shape("/etc/ssh/ssh_host_*"), Shape::Last("/etc/ssh".into()));
         assert_eq!(shape("/**/.env"), Shape::Deep("/".into()));
         assert_eq!(shape("/w/**/.git/hooks/**"), Shape::Deep("/w".into()));
+    }
+
+    #[test]
+    fn last_segments_cut_cheaply_and_fall_back_to_the_full_glob() {
+        assert_eq!(Last::of("/**/.ssh/**"), Last::Exact(".ssh".into()));
+        assert_eq!(Last::of("/**/.git/config"), Last::Exact("config".into()));
+        assert_eq!(Last::of("/**/*.pem"), Last::Suffix(".pem".into()));
+        assert_eq!(Last::of("/**/id_rsa*"), Last::Prefix("id_rsa".into()));
+        assert_eq!(Last::of("/**/.env.*"), Last::Prefix(".env.".into()));
+        assert_eq!(Last::of("/**/a*b"), Last::Any);
+        assert_eq!(Last::of("/**/*.p?2"), Last::Any);
+        assert_eq!(Last::of("/**/**"), Last::Any);
+    }
+
+    /// Every `**` denial found through the cut is what a full scan of the walk finds.
+    #[test]
+    fn the_cut_finds_what_the_full_scan_finds() {
+        let dir = std::env::temp_dir().join(format!("warden-confine-cut-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in ["a/.ssh/keys", "a/b/.git/hooks", "c/.gnupg", "d"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        for f in ["a/.ssh/keys/id_rsa", "a/b/.git/config", "a/b/.git/hooks/pre-commit", "a/server.pem", "d/.env", "d/.env.local", "d/.envrc", "d/pem", "d/x.pem.bak", "d/id_rsa.pub"] {
+            std::fs::write(dir.join(f), "x").unwrap();
+        }
+        let patterns = ["/**/.ssh/**", "/**/.git/hooks/**", "/**/.git/config", "/**/*.pem", "/**/.env", "/**/.env.*", "/**/id_rsa*", "/**/.gnupg/**", "/**/*.p?m"];
+        for pattern in patterns {
+            let mut tree = Tree::new(vec![dir.clone()]);
+            let got = expand(pattern, &mut tree);
+            let glob = GrantGlob::new(pattern).unwrap();
+            let mut want: Vec<PathBuf> = Vec::new();
+            for (path, text) in tree.entries() {
+                if glob.matches(text) && !want.iter().any(|f| path.starts_with(f)) {
+                    want.push(path.clone());
+                }
+            }
+            assert!(!want.is_empty(), "{pattern}");
+            assert_eq!(got, want, "{pattern}");
+        }
+        // A walked root inside a denied folder: everything in it is covered.
+        let inner = dir.join("a/.ssh");
+        let mut tree = Tree::new(vec![inner.clone()]);
+        assert_eq!(expand("/**/.ssh/**", &mut tree), vec![inner.join("keys")]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
