@@ -69,21 +69,26 @@ pub(crate) fn build(layers: &[LayerAst]) -> Built {
 /// the rule is, where, and what it does.
 fn set_messages(built: &mut Built) {
     for layer in &mut built.layers {
-        let tiers: Vec<String> = layer.tiers.iter().map(|t| t.name.to_string()).collect();
+        // " in tier `NAME`", once per tier rather than once per rule.
+        let tiers: Vec<String> =
+            layer.tiers.iter().map(|t| format!(" in tier `{}`", t.name)).collect();
         for rule in &mut layer.rules {
             if let Some(reason) = &rule.reason {
                 rule.message = Arc::clone(reason);
                 continue;
             }
             let text = built.rules.get(rule.id).map_or("", |r| &*r.text);
-            let tier = rule.tier.and_then(|t| tiers.get(t));
-            let tier = tier.map(|t| format!(" in tier `{t}`")).unwrap_or_default();
-            rule.message = match rule.verdict {
-                Verdict::Allow => format!("allowed by `{text}`{tier}"),
-                Verdict::Ask => format!("`{text}`{tier} asks for confirmation"),
-                Verdict::Deny => format!("denied by `{text}`{tier}"),
+            let tier = rule.tier.and_then(|t| tiers.get(t)).map_or("", String::as_str);
+            let mut m = String::with_capacity(text.len() + tier.len() + 32);
+            match rule.verdict {
+                Verdict::Allow | Verdict::Deny => {
+                    let allow = rule.verdict == Verdict::Allow;
+                    let head = if allow { "allowed by `" } else { "denied by `" };
+                    m.extend([head, text, "`", tier]);
+                }
+                Verdict::Ask => m.extend(["`", text, "`", tier, " asks for confirmation"]),
             }
-            .into();
+            rule.message = m.into();
         }
     }
 }
@@ -114,11 +119,17 @@ fn net_c(n: &ast::Net) -> NetC {
 
 /// One line of source text for a span, with runs of white space collapsed.
 fn one_line(text: &str, span: &Span) -> String {
+    one_line_after("", text, span)
+}
+
+/// `prefix` followed by [`one_line`], in one allocation.
+fn one_line_after(prefix: &str, text: &str, span: &Span) -> String {
     let s = text.get(span.clone()).unwrap_or_default();
     let first = s.lines().next().unwrap_or_default();
-    let mut out = String::with_capacity(first.len());
+    let mut out = String::with_capacity(prefix.len() + first.len());
+    out.push_str(prefix);
     for w in first.split_whitespace() {
-        if !out.is_empty() {
+        if out.len() > prefix.len() {
             out.push(' ');
         }
         out.push_str(w);
@@ -275,7 +286,7 @@ impl<'a> Lower<'a, '_> {
                 for p in patterns {
                     let (text, at) = match place.standalone {
                         Some(s) if patterns.len() == 1 => (one_line(&self.file.text, s), s),
-                        _ => (format!("exec {}", one_line(&self.file.text, &p.span)), &p.span),
+                        _ => (one_line_after("exec ", &self.file.text, &p.span), &p.span),
                     };
                     let r = self.add(place, at, text);
                     self.layer.exec.push(ExecEntry { rule: r, matcher: ExecMatcher::new(p), mode });
