@@ -174,3 +174,50 @@ fn check_source(file: &str, text: &str) -> Result<(), Diagnostics> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use pest::Parser as _;
+
+    use super::Rule;
+    use super::grammar::PolicyParser;
+
+    /// The whole of `text` parses as `rule`.
+    fn whole(rule: Rule, text: &str) -> bool {
+        PolicyParser::parse(rule, text)
+            .ok()
+            .and_then(|mut pairs| pairs.next())
+            .is_some_and(|p| p.as_str() == text)
+    }
+
+    #[test]
+    fn ascii_word_and_name_characters_are_the_documented_ones() {
+        for b in 0u8..128 {
+            let c = char::from(b);
+            let text = c.to_string();
+            let in_word = c.is_ascii_alphanumeric() || "_./+@%:=^~-*?".contains(c);
+            assert_eq!(whole(Rule::word, &text), in_word, "word {c:?}");
+            let starts_name = c.is_ascii_alphabetic() || c == '_';
+            assert_eq!(whole(Rule::name, &text), starts_name, "name {c:?}");
+            let in_name = c.is_ascii_alphanumeric() || "_-.".contains(c);
+            assert_eq!(whole(Rule::name, &format!("a{c}")), in_name, "name char {c:?}");
+        }
+        assert!(whole(Rule::word, "é٣x"));
+        assert!(whole(Rule::name, "ñame٣"));
+    }
+
+    #[test]
+    fn strings_and_comments_end_where_they_should() {
+        assert!(whole(Rule::string, r#""a\"b\\c\n""#));
+        assert!(whole(Rule::string, r#""""#));
+        assert!(!whole(Rule::string, "\"a\nb\""));
+        assert!(!whole(Rule::string, r#""a\"#));
+        assert!(whole(Rule::unclosed_string, "\"abc"));
+        assert!(whole(Rule::comment_text, " a\rb"));
+        for text in ["# a\r\n", "# a\n"] {
+            let pairs = PolicyParser::parse(Rule::comment, text).map(|mut p| p.next());
+            let got = pairs.ok().flatten().map(|p| p.as_str().to_string());
+            assert_eq!(got.as_deref(), Some("# a"), "{text:?}");
+        }
+    }
+}

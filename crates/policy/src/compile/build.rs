@@ -42,6 +42,8 @@ struct Lower<'a, 'b> {
     env: &'b SetEnv<'a>,
     layer: &'b mut LayerC,
     rules: &'b mut Vec<RuleRef>,
+    /// Reused to write each rule's message.
+    scratch: String,
 }
 
 /// Lowers every layer. Assumes validation passed; anything inconsistent is skipped.
@@ -55,37 +57,22 @@ pub(crate) fn build(layers: &[LayerAst]) -> Built {
             let starts = file.starts.clone();
             let file_name = Arc::from(file.name.as_str());
             let mut lw =
-                Lower { li, file, file_name, starts, env: &env, layer: &mut lc, rules: &mut built.rules };
+                Lower {
+                    li,
+                    file,
+                    file_name,
+                    starts,
+                    env: &env,
+                    layer: &mut lc,
+                    rules: &mut built.rules,
+                    scratch: String::new(),
+                };
             lw.file_statements(&built.agent_ids);
         }
         built.layers.push(lc);
     }
     built.agents = agent_profiles(layers, &built.agent_ids);
-    set_messages(&mut built);
     built
-}
-
-/// Each rule's reason as a decision states it, computed once: the written reason, else what
-/// the rule is, where, and what it does.
-fn set_messages(built: &mut Built) {
-    for layer in &mut built.layers {
-        let tiers: Vec<String> = layer.tiers.iter().map(|t| t.name.to_string()).collect();
-        for rule in &mut layer.rules {
-            if let Some(reason) = &rule.reason {
-                rule.message = Arc::clone(reason);
-                continue;
-            }
-            let text = built.rules.get(rule.id).map_or("", |r| &*r.text);
-            let tier = rule.tier.and_then(|t| tiers.get(t));
-            let tier = tier.map(|t| format!(" in tier `{t}`")).unwrap_or_default();
-            rule.message = match rule.verdict {
-                Verdict::Allow => format!("allowed by `{text}`{tier}"),
-                Verdict::Ask => format!("`{text}`{tier} asks for confirmation"),
-                Verdict::Deny => format!("denied by `{text}`{tier}"),
-            }
-            .into();
-        }
-    }
 }
 
 fn intern_agents(layers: &[LayerAst], ids: &mut HashMap<String, AgentId>) {
@@ -114,11 +101,17 @@ fn net_c(n: &ast::Net) -> NetC {
 
 /// One line of source text for a span, with runs of white space collapsed.
 fn one_line(text: &str, span: &Span) -> String {
+    one_line_after("", text, span)
+}
+
+/// `prefix` followed by [`one_line`], in one allocation.
+fn one_line_after(prefix: &str, text: &str, span: &Span) -> String {
     let s = text.get(span.clone()).unwrap_or_default();
     let first = s.lines().next().unwrap_or_default();
-    let mut out = String::with_capacity(first.len());
+    let mut out = String::with_capacity(prefix.len() + first.len());
+    out.push_str(prefix);
     for w in first.split_whitespace() {
-        if !out.is_empty() {
+        if out.len() > prefix.len() {
             out.push(' ');
         }
         out.push_str(w);
@@ -232,7 +225,7 @@ impl<'a> Lower<'a, '_> {
     }
 
     /// Registers a rule reference and a compiled rule; returns the layer-local rule index.
-    fn add(&mut self, place: &Place<'_>, span: &Span, text: String) -> usize {
+    fn add(&mut self, place: &Place<'_>, span: &Span, text: &str) -> usize {
         let (line, column) = self.file.line_col(&self.starts, span.start);
         let id = self.rules.len();
         self.rules.push(RuleRef {
@@ -243,7 +236,10 @@ impl<'a> Lower<'a, '_> {
             text: text.into(),
             id,
         });
-        let reason = place.reason.clone();
+        let message = match &place.reason {
+            Some(reason) => Arc::clone(reason),
+            None => self.message(place, text),
+        };
         let local = self.layer.rules.len();
         self.layer.rules.push(RuleC {
             id,
@@ -251,10 +247,27 @@ impl<'a> Lower<'a, '_> {
             tier: place.tier.map(|(i, _)| i),
             lock: place.lock,
             agent: place.agent,
-            reason,
-            message: Arc::from(""),
+            message,
         });
         local
+    }
+
+    /// What a decision says of a rule without a written reason: what the rule is, where, and
+    /// what it does.
+    fn message(&mut self, place: &Place<'_>, text: &str) -> Arc<str> {
+        let m = &mut self.scratch;
+        m.clear();
+        let (head, tail) = match place.verdict {
+            Verdict::Allow => ("allowed by `", ""),
+            Verdict::Ask => ("`", " asks for confirmation"),
+            Verdict::Deny => ("denied by `", ""),
+        };
+        m.extend([head, text, "`"]);
+        if let Some((_, tier)) = place.tier {
+            m.extend([" in tier `", tier, "`"]);
+        }
+        m.push_str(tail);
+        Arc::from(m.as_str())
     }
 
     fn text_for(&self, place: &Place<'_>, span: &Span) -> String {
@@ -265,7 +278,7 @@ impl<'a> Lower<'a, '_> {
         match rule {
             Rule::Tools(names) => {
                 let text = self.text_for(place, span);
-                let r = self.add(place, span, text);
+                let r = self.add(place, span, &text);
                 for n in names {
                     self.layer.tools.push(&n.node, r);
                 }
@@ -275,15 +288,15 @@ impl<'a> Lower<'a, '_> {
                 for p in patterns {
                     let (text, at) = match place.standalone {
                         Some(s) if patterns.len() == 1 => (one_line(&self.file.text, s), s),
-                        _ => (format!("exec {}", one_line(&self.file.text, &p.span)), &p.span),
+                        _ => (one_line_after("exec ", &self.file.text, &p.span), &p.span),
                     };
-                    let r = self.add(place, at, text);
+                    let r = self.add(place, at, &text);
                     self.layer.exec.push(ExecEntry { rule: r, matcher: ExecMatcher::new(p), mode });
                 }
             }
             Rule::Pipe { from, into } => {
                 let text = self.text_for(place, span);
-                let r = self.add(place, span, text);
+                let r = self.add(place, span, &text);
                 let mode = if place.verdict == Verdict::Allow { Mode::Front } else { Mode::Anywhere };
                 self.layer.pipes.push(PipeC {
                     rule: r,
@@ -295,7 +308,7 @@ impl<'a> Lower<'a, '_> {
             Rule::Fs { access, paths, except } => self.fs(place, access, paths, except, span),
             Rule::Net(n) => {
                 let text = self.text_for(place, span);
-                self.add(place, span, text);
+                self.add(place, span, &text);
                 let net = net_c(&n.node);
                 match (place.verdict, place.tier) {
                     (Verdict::Deny, _) => {
@@ -326,7 +339,7 @@ impl<'a> Lower<'a, '_> {
         span: &Span,
     ) {
         let text = self.text_for(place, span);
-        let r = self.add(place, span, text);
+        let r = self.add(place, span, &text);
         let pats = self.patterns(paths);
         let excepts = self.patterns(except);
         for p in &pats {

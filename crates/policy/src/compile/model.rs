@@ -21,8 +21,6 @@ pub(crate) struct RuleC {
     pub(crate) lock: bool,
     /// Only for requests of this agent (or agents extending it).
     pub(crate) agent: Option<AgentId>,
-    /// The rule's or its tier's reason, if written.
-    pub(crate) reason: Option<std::sync::Arc<str>>,
     /// The reason a decision by this rule states (the written one, else generated).
     pub(crate) message: std::sync::Arc<str>,
 }

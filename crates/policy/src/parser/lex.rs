@@ -4,58 +4,70 @@
 use crate::error::{Code, Diagnostic};
 
 /// Every unclosed string and unknown escape, in source order.
+///
+/// Works on bytes: every byte it looks for is ASCII, which never occurs inside a multi-byte
+/// UTF-8 character, and it jumps from one such byte to the next.
 pub(crate) fn check(file: &str, text: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut chars = text.char_indices();
+    let bytes = text.as_bytes();
+    let mut i = 0;
     let mut string_start: Option<usize> = None;
     let mut reported = false;
-    while let Some((i, c)) = chars.next() {
-        if out.len() >= super::MAX_DIAGNOSTICS {
-            return out;
-        }
-        match (string_start, c) {
-            (None, '#') => {
-                for (_, c) in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
+    while out.len() < super::MAX_DIAGNOSTICS {
+        let wanted: &[u8] = if string_start.is_some() { b"\"\\\n" } else { b"#\"" };
+        let Some(at) = bytes
+            .get(i..)
+            .and_then(|rest| rest.iter().position(|b| wanted.contains(b)))
+        else {
+            break;
+        };
+        i += at;
+        match (string_start, bytes.get(i)) {
+            (None, Some(b'#')) => {
+                // The comment runs to the end of the line; the newline ends it.
+                i = bytes
+                    .get(i..)
+                    .and_then(|rest| rest.iter().position(|&b| b == b'\n'))
+                    .map_or(bytes.len(), |nl| i + nl + 1);
+                continue;
             }
-            (None, '"') => {
+            (None, _) => {
                 string_start = Some(i);
                 reported = false;
             }
-            (None, _) => {}
-            (Some(start), '\n') => {
+            (Some(start), Some(b'\n')) => {
                 out.push(unclosed(file, text, start));
                 string_start = None;
             }
-            (Some(_), '"') => string_start = None,
-            (Some(_), '\\') => match chars.clone().next() {
-                Some((_, '"' | '\\' | 'n' | 't')) => {
-                    chars.next();
-                }
-                Some((_, '\n')) | None => {}
-                Some((j, other)) => {
-                    chars.next();
-                    if !reported {
-                        reported = true;
-                        let d = Diagnostic::new(
-                            Code::Parse,
-                            file,
-                            text,
-                            i..j + other.len_utf8(),
-                            format!("unknown escape `\\{other}` in string"),
-                        )
-                        .with_help(
-                            "the escapes are `\\\"`, `\\\\`, `\\n` and `\\t`; write `\\\\` for a backslash",
-                        );
-                        out.push(d);
+            (Some(_), Some(b'"')) => string_start = None,
+            (Some(_), _) => {
+                // A backslash: look at the character after it.
+                match text.get(i + 1..).and_then(|rest| rest.chars().next()) {
+                    Some('"' | '\\' | 'n' | 't') => i += 1,
+                    Some('\n') | None => {}
+                    Some(other) => {
+                        let end = i + 1 + other.len_utf8();
+                        if !reported {
+                            reported = true;
+                            let d = Diagnostic::new(
+                                Code::Parse,
+                                file,
+                                text,
+                                i..end,
+                                format!("unknown escape `\\{other}` in string"),
+                            )
+                            .with_help(
+                                "the escapes are `\\\"`, `\\\\`, `\\n` and `\\t`; write `\\\\` for a backslash",
+                            );
+                            out.push(d);
+                        }
+                        i = end;
+                        continue;
                     }
                 }
-            },
-            (Some(_), _) => {}
+            }
         }
+        i += 1;
     }
     if let Some(start) = string_start
         && out.len() < super::MAX_DIAGNOSTICS
@@ -96,3 +108,29 @@ pub(super) fn code_chars(line: &str) -> impl Iterator<Item = char> + '_ {
         .flatten()
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+
+    fn spans(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
+        check("t", text)
+            .into_iter()
+            .map(|d| (d.span, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn finds_unclosed_strings_and_unknown_escapes_in_place() {
+        let unclosed = String::from("unclosed string");
+        assert_eq!(spans("a \"b\" # \"c\n\"d\\\"\"\n"), vec![]);
+        let both = vec![(3..4, unclosed.clone()), (8..9, unclosed.clone())];
+        assert_eq!(spans("é \"x\ny \"z"), both);
+        let escape = |c: &str| format!("unknown escape `\\{c}` in string");
+        // One report per string; the span covers a multi-byte character after the backslash.
+        let escapes = vec![(3..6, escape("ü")), (12..14, escape("q"))];
+        assert_eq!(spans("\"é\\ü \\q\" \"\\q\""), escapes);
+        assert_eq!(spans("\"a\\\n"), vec![(0..1, unclosed)]);
+        assert_eq!(spans("# \"\n\"\\\\\" # \\q"), vec![]);
+    }
+}

@@ -153,8 +153,10 @@ impl Builder<'_> {
 
     /// Every token directly inside a pair.
     fn ptokens(&mut self, pair: Pair<'_, Rule>) -> Vec<Spanned<String>> {
-        let mut out = Vec::new();
-        for inner in pair.into_inner() {
+        let inner = pair.into_inner();
+        // At most one token per pair inside (the others are `(`, `|`, `)`, `unless`, `with`).
+        let mut out = Vec::with_capacity(inner.len());
+        for inner in inner {
             if is_token(inner.as_rule()) {
                 out.push(self.token(&inner));
             }
