@@ -94,22 +94,38 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
                 return Err(merge(lexical, syntax, Vec::new()));
             }
         };
-        let mut builder = build::Builder::new(file, text);
-        let empty = Policy {
-            statements: Vec::new(),
-            trailing_comments: Vec::new(),
-        };
-        let policy = pairs
-            .into_iter()
-            .next()
-            .map_or(empty, |root| builder.file(root));
-        let built = builder.finish(policy);
+        let built = build_tree(file, text, pairs.into_iter().next());
         if syntax.is_empty() && lexical.is_empty() {
             return built;
         }
         let found = built.err().map(|d| d.0).unwrap_or_default();
         return Err(merge(lexical, syntax, found));
     }
+}
+
+/// Parses a file that has no error: `Some` exactly when [`parse`] would return `Ok` (the same
+/// policy), `None` otherwise, without collecting any diagnostic. It never touches pest's
+/// process-wide error-detail switch, so several may run on threads side by side; a file that
+/// fails goes through [`parse`] for its diagnostics.
+pub(crate) fn parse_clean(file: &str, text: &str) -> Option<Policy> {
+    check_source(file, text).ok()?;
+    pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
+    if !lex::check(file, text).is_empty() {
+        return None;
+    }
+    let pairs = grammar::PolicyParser::parse(Rule::file, text).ok()?;
+    build_tree(file, text, pairs.into_iter().next()).ok()
+}
+
+/// The typed tree of a parse, with the builder's own checks.
+fn build_tree(file: &str, text: &str, root: Option<pest::iterators::Pair<'_, Rule>>) -> Result<Policy, Diagnostics> {
+    let mut builder = build::Builder::new(file, text);
+    let empty = Policy {
+        statements: Vec::new(),
+        trailing_comments: Vec::new(),
+    };
+    let policy = root.map_or(empty, |root| builder.file(root));
+    builder.finish(policy)
 }
 
 /// Parses again with pest's detailed error tracking (the literal tokens it tried), which is

@@ -85,10 +85,15 @@ pub fn compile(layers: &[LayerSource]) -> Result<PolicySet, Diagnostics> {
     let mut parsed: Vec<LayerAst> = Vec::new();
     let mut order = 0usize;
     let mut parse_failed = false;
+    let mut clean = parse_side_by_side(layers).into_iter();
     for layer in layers {
         let mut files = Vec::new();
         for f in &layer.files {
-            match crate::parse(&f.name, &f.text) {
+            let result = match clean.next().flatten() {
+                Some(policy) => Ok(policy),
+                None => crate::parse(&f.name, &f.text),
+            };
+            match result {
                 Ok(policy) => files.push(FileAst {
                     name: f.name.clone(),
                     text: f.text.clone(),
@@ -106,6 +111,41 @@ pub fn compile(layers: &[LayerSource]) -> Result<PolicySet, Diagnostics> {
         parsed.push(LayerAst { kind: layer.kind, files });
     }
     compile_parsed(parsed, found, parse_failed)
+}
+
+/// Below this much policy text, parsing on threads costs more than it saves.
+const PARALLEL_BYTES: usize = 128 * 1024;
+
+/// For large multi-file inputs: every file parsed on one of a few threads, in file order, each
+/// `Some` when it parsed without error ([`crate::parser::parse_clean`]). Empty (parse each file
+/// in turn) for small inputs. A `None` is parsed again by [`crate::parse`] for its diagnostics,
+/// so what is reported never depends on the threads.
+fn parse_side_by_side(layers: &[LayerSource]) -> Vec<Option<crate::ast::Policy>> {
+    let files: Vec<&crate::decision::SourceFile> = layers.iter().flat_map(|l| &l.files).collect();
+    let bytes: usize = files.iter().map(|f| f.text.len()).sum();
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(files.len()).min(8);
+    if threads < 2 || bytes < PARALLEL_BYTES {
+        return Vec::new();
+    }
+    let chunk = files.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                std::thread::Builder::new()
+                    .name("warden-policy-parse".into())
+                    .stack_size(8 << 20)
+                    .spawn_scoped(scope, move || part.iter().map(|f| crate::parser::parse_clean(&f.name, &f.text)).collect::<Vec<_>>())
+            })
+            .collect();
+        let mut out = Vec::with_capacity(files.len());
+        for (handle, part) in handles.into_iter().zip(files.chunks(chunk)) {
+            // A thread that could not start or that panicked: those files are parsed in turn.
+            let got = handle.ok().and_then(|h| h.join().ok()).unwrap_or_else(|| vec![None; part.len()]);
+            out.extend(got);
+        }
+        out
+    })
 }
 
 /// Validates, compiles and checks examples of parsed layers.
@@ -202,5 +242,47 @@ impl PolicySet {
 
     pub(crate) fn base_default(&self) -> Verdict {
         self.layers.first().and_then(|l| l.default).unwrap_or(Verdict::Deny)
+    }
+}
+
+#[cfg(test)]
+mod side_by_side_tests {
+    use super::*;
+    use crate::decision::SourceFile;
+
+    fn big_file(i: usize, broken: bool) -> SourceFile {
+        let mut text = String::from(if i == 0 { "version 1\ndefault deny\n" } else { "version 1\n" });
+        text.push_str(&format!("tier t{i}: allow {{\n"));
+        for r in 0..2_500 {
+            text.push_str(&format!("    exec prog{i}x{r} (sub{r} | other)\n"));
+        }
+        if broken {
+            text.push_str("    exec \"unterminated\n");
+        }
+        text.push_str("}\n");
+        SourceFile { name: format!("f{i}.policy"), text }
+    }
+
+    /// Files parsed on threads give the same trees as one by one; a broken file comes back
+    /// `None`, and the compile reports exactly what parsing it alone reports.
+    #[test]
+    fn threads_parse_what_a_single_parse_parses() {
+        let files: Vec<SourceFile> = (0..4).map(|i| big_file(i, i == 2)).collect();
+        assert!(files.iter().map(|f| f.text.len()).sum::<usize>() >= PARALLEL_BYTES);
+        let layers = vec![LayerSource { kind: crate::LayerKind::Cli, files: files.clone() }];
+        let got = parse_side_by_side(&layers);
+        if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+            assert!(got.is_empty());
+            return;
+        }
+        assert_eq!(got.len(), 4);
+        for (f, g) in files.iter().zip(&got) {
+            assert_eq!(g.as_ref(), crate::parse(&f.name, &f.text).ok().as_ref(), "{}", f.name);
+        }
+        assert!(got.get(2).is_some_and(Option::is_none));
+        let Err(all) = compile(&layers) else { panic!("a broken file compiled") };
+        let Err(alone) = crate::parse(&files[2].name, &files[2].text) else { panic!("the broken file parsed") };
+        assert_eq!(all.0.iter().map(|d| (d.code, d.span.clone(), d.message.clone())).collect::<Vec<_>>(),
+            alone.0.iter().map(|d| (d.code, d.span.clone(), d.message.clone())).collect::<Vec<_>>());
     }
 }
