@@ -104,7 +104,11 @@ pub(crate) struct CmdView<'a> {
 
 /// The base name of a command word.
 pub(crate) fn base_name(argv0: &str) -> &str {
-    argv0.rsplit('/').next().unwrap_or(argv0)
+    // A byte scan: command words are short, and `/` is ASCII (a char boundary).
+    match argv0.bytes().rposition(|b| b == b'/') {
+        Some(i) => argv0.get(i + 1..).unwrap_or(argv0),
+        None => argv0,
+    }
 }
 
 impl ExecMatcher {
@@ -399,6 +403,14 @@ mod tests {
         for (argv, want) in [("cargo a b c", Tri::Yes), ("cargo a c", Tri::Yes), ("cargo a $x", Tri::Maybe), ("cargo a q", Tri::No)] {
             assert_eq!(run(&m, argv, Mode::Front), want, "{argv}");
             assert_eq!(run(&m, &format!("{argv}{pad}"), Mode::Front), want, "{argv} + 200 words");
+        }
+    }
+
+    #[test]
+    fn base_names() {
+        for (word, want) in [("git", "git"), ("/usr/bin/git", "git"), ("./x", "x"), ("dir/", ""), ("/", ""), ("", ""), ("é/ü", "ü")] {
+            assert_eq!(base_name(word), want, "{word}");
+            assert_eq!(base_name(word), word.rsplit('/').next().unwrap_or(word), "{word}");
         }
     }
 

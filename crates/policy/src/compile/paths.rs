@@ -6,7 +6,7 @@
 use super::glob::Glob;
 use crate::decision::Context;
 use std::borrow::Cow;
-use std::collections::HashMap;
+use super::model::WordMap;
 
 /// What a pattern is anchored at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -380,9 +380,9 @@ fn match_segs_long(pattern: &[Seg], path: &[&str]) -> bool {
 #[derive(Debug, Clone)]
 pub(crate) struct PathIndex<T> {
     /// Patterns whose first segment is a literal, by anchor and that literal.
-    keyed: [HashMap<String, Vec<(PathPattern, T)>>; 3],
+    keyed: [WordMap<Vec<(PathPattern, T)>>; 3],
     /// Other patterns (`**/.ssh/**`) by a literal segment every match must contain.
-    by_literal: HashMap<String, Vec<(PathPattern, T)>>,
+    by_literal: WordMap<Vec<(PathPattern, T)>>,
     /// Patterns without any literal segment (`**/*.pem`).
     other: Vec<(PathPattern, T)>,
     len: usize,
@@ -390,7 +390,7 @@ pub(crate) struct PathIndex<T> {
 
 impl<T> Default for PathIndex<T> {
     fn default() -> Self {
-        PathIndex { keyed: Default::default(), by_literal: HashMap::new(), other: Vec::new(), len: 0 }
+        PathIndex { keyed: Default::default(), by_literal: WordMap::default(), other: Vec::new(), len: 0 }
     }
 }
 
