@@ -7,7 +7,7 @@ use super::exec::{CmdView, Mode, Tri, base_name};
 use super::grants::Tally;
 use super::judge::{Collector, How, Judge, Judged};
 use super::model::{FsEntry, LayerC};
-use super::paths::{Anchors, resolve, resolve_into, with_segments};
+use super::paths::{Anchors, resolve, with_resolved, with_segments};
 use super::PolicySet;
 use crate::ast::{FsAccess, Verdict};
 use crate::decision::{Action, Context, Decision, Part, Request, RuleRef, Subject};
@@ -28,8 +28,6 @@ pub(crate) struct Decider<'p> {
     pub(crate) parts: Vec<Part>,
     /// What combining needs beyond the parts (tiers), kept as parts are pushed.
     pub(crate) tally: Tally,
-    /// A buffer reused for every resolved argument or redirect path.
-    buf: String,
 }
 
 /// Which fs rules an access is checked against.
@@ -49,6 +47,40 @@ fn entry_applies(e: &FsEntry, check: Check) -> bool {
         Check::Write => e.access == FsAccess::Write || e.verdict != Verdict::Allow,
         Check::Argument => e.access == FsAccess::Read || e.verdict == Verdict::Deny,
     }
+}
+
+/// Judges a file access (a normalised absolute path, as segments) against the `fs` rules.
+fn judge_path(judge: &Judge<'_>, anchors: &Anchors<'_>, segs: &[&str], check: Check) -> Option<Judged> {
+    let collect = |layer: &LayerC, c: &mut Collector| {
+        let index = if check == Check::Argument { &layer.fs_restrict } else { &layer.fs };
+        index.for_each_match(segs, anchors, |e| {
+            if entry_applies(e, check) && !e.except.iter().any(|x| x.matches(segs, anchors)) {
+                c.add(e.rule, e.verdict, Tri::Yes);
+            }
+        });
+    };
+    judge.judge(check != Check::Argument, true, collect)
+}
+
+/// Whether the path of `segs` is one of [`NOT_FILES`].
+fn is_not_file(segs: &[&str]) -> bool {
+    match segs {
+        ["dev", name] => NOT_FILES.iter().any(|n| n.strip_prefix("/dev/") == Some(*name)),
+        _ => false,
+    }
+}
+
+/// The absolute path of `segs`.
+fn join_segments(segs: &[&str]) -> String {
+    let mut s = String::with_capacity(segs.iter().map(|x| x.len() + 1).sum::<usize>().max(1));
+    for seg in segs {
+        s.push('/');
+        s.push_str(seg);
+    }
+    if s.is_empty() {
+        s.push('/');
+    }
+    s
 }
 
 /// Appends the argv as written, words separated by spaces.
@@ -79,7 +111,6 @@ impl<'p> Decider<'p> {
             anchors: Anchors::new(ctx),
             parts: Vec::new(),
             tally: Tally::default(),
-            buf: String::new(),
         }
     }
 
@@ -142,25 +173,20 @@ impl<'p> Decider<'p> {
 
     /// Judges a file access against the `fs` rules.
     fn path(&mut self, path: &str, check: Check, span: Option<std::ops::Range<usize>>) {
-        let anchors = &self.anchors;
-        let judge = &self.judge;
-        let judged = with_segments(path, |segs| {
-            let collect = |layer: &LayerC, c: &mut Collector| {
-                let index = if check == Check::Argument { &layer.fs_restrict } else { &layer.fs };
-                index.for_each_match(segs, anchors, |e| {
-                    if entry_applies(e, check) && !e.except.iter().any(|x| x.matches(segs, anchors)) {
-                        c.add(e.rule, e.verdict, Tri::Yes);
-                    }
-                });
-            };
-            judge.judge(check != Check::Argument, true, collect)
-        });
-        let Some(j) = judged else { return };
+        let judged = with_segments(path, |segs| judge_path(&self.judge, &self.anchors, segs, check));
+        if let Some(j) = judged {
+            self.push_path(path.to_string(), check, j, span);
+        }
+    }
+
+    /// Records a judged file access.
+    fn push_path(&mut self, path: String, check: Check, j: Judged, span: Option<std::ops::Range<usize>>) {
         let access = match check {
             Check::Write => "write",
             Check::Read | Check::Argument => "read",
         };
-        self.push(Subject::Path { access, path: path.to_string() }, &|s| s.push_str(path), j, span);
+        let what = path.clone();
+        self.push(Subject::Path { access, path }, &|s| s.push_str(&what), j, span);
     }
 
     /// A tool call, and the path it touches.
@@ -346,21 +372,26 @@ impl<'p> Decider<'p> {
         // Paths already judged, kept only when there are several working directories.
         let mut seen: Vec<String> = Vec::new();
         let several = relative && cwds.len() > 1;
-        let mut abs = std::mem::take(&mut self.buf);
         for cwd in cwds.iter() {
-            resolve_into(&mut abs, text, cwd, &self.anchors.home);
-            if NOT_FILES.contains(&abs.as_str()) || seen.contains(&abs) {
-                continue;
+            let (judge, anchors) = (&self.judge, &self.anchors);
+            // Resolved as segments on the stack; the path is written out only when it is shown.
+            let outcome = with_resolved(text, cwd, &anchors.home, |segs| {
+                let key = several.then(|| join_segments(segs));
+                if is_not_file(segs) || key.as_ref().is_some_and(|k| seen.contains(k)) {
+                    return None;
+                }
+                let judged = judge_path(judge, anchors, segs, check).map(|j| (j, join_segments(segs)));
+                Some((judged, key))
+            });
+            let Some((judged, key)) = outcome else { continue };
+            if let Some((j, abs)) = judged {
+                self.push_path(abs, check, j, span.clone());
             }
-            self.path(&abs, check, span.clone());
             if !relative {
                 break;
             }
-            if several {
-                seen.push(abs.clone());
-            }
+            seen.extend(key);
         }
-        self.buf = abs;
     }
 
     fn pipes(&mut self, analysis: &Analysis) {

@@ -138,9 +138,9 @@ pub(crate) fn resolve(path: &str, cwd: &str, home: &str) -> String {
     out
 }
 
-/// [`resolve`] into `out` (cleared first), so that a caller can reuse one buffer.
-pub(crate) fn resolve_into(out: &mut String, path: &str, cwd: &str, home: &str) {
-    let (base, rest) = if path == "~" {
+/// Where [`resolve`] starts `path` (`home`, `cwd` or the root), and the rest of it.
+fn start<'a>(path: &'a str, cwd: &'a str, home: &'a str) -> (&'a str, &'a str) {
+    if path == "~" {
         (home, "")
     } else if let Some(rest) = path.strip_prefix("~/") {
         (home, rest)
@@ -148,7 +148,35 @@ pub(crate) fn resolve_into(out: &mut String, path: &str, cwd: &str, home: &str) 
         ("", path)
     } else {
         (cwd, path)
-    };
+    }
+}
+
+/// Calls `f` with the segments of [`resolve`]`(path, cwd, home)`, held on the stack when
+/// there are few of them (no string is built).
+pub(crate) fn with_resolved<R>(path: &str, cwd: &str, home: &str, f: impl FnOnce(&[&str]) -> R) -> R {
+    const INLINE: usize = 24;
+    let (base, rest) = start(path, cwd, home);
+    let mut buf: [&str; INLINE] = [""; INLINE];
+    let mut n = 0usize;
+    for seg in base.split('/').chain(rest.split('/')) {
+        match seg {
+            "" | "." => {}
+            ".." => n = n.saturating_sub(1),
+            s => match buf.get_mut(n) {
+                Some(slot) => {
+                    *slot = s;
+                    n += 1;
+                }
+                None => return f(&segments(&resolve(path, cwd, home))),
+            },
+        }
+    }
+    f(buf.get(..n).unwrap_or_default())
+}
+
+/// [`resolve`] into `out` (cleared first), so that a caller can reuse one buffer.
+pub(crate) fn resolve_into(out: &mut String, path: &str, cwd: &str, home: &str) {
+    let (base, rest) = start(path, cwd, home);
     out.clear();
     out.reserve(base.len() + rest.len() + 1);
     for seg in base.split('/').chain(rest.split('/')) {
@@ -601,6 +629,8 @@ mod tests {
                     assert_eq!(resolve(p, cwd, home), want, "{p} in {cwd}, home {home}");
                     resolve_into(&mut buf, p, cwd, home);
                     assert_eq!(buf, want, "{p} in {cwd}, home {home} (reused buffer)");
+                    let segs = with_resolved(p, cwd, home, |s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+                    assert_eq!(segs, segments(&want), "{p} in {cwd}, home {home} (segments)");
                 }
             }
         }
@@ -614,7 +644,12 @@ mod tests {
         let long = "/d".repeat(40);
         for path in ["/", "/a/b", "/a//b/", long.as_str()] {
             assert_eq!(with_segments(path, |s| s.to_vec()), segments(path), "{path}");
+            let resolved = with_resolved(path, "/", "/", |s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+            assert_eq!(resolved, segments(path), "{path}");
         }
+        let deep = format!("{}{}", "a/".repeat(30), "../".repeat(10));
+        let got = with_resolved(&deep, "/w", "/", |s| s.len());
+        assert_eq!(got, segments(&resolve(&deep, "/w", "/")).len());
     }
 
     #[test]
