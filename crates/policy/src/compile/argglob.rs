@@ -9,6 +9,7 @@
 
 use super::glob::Glob;
 use super::paths::{Anchors, PathPattern, Root, Seg};
+use std::borrow::Cow;
 
 /// One segment of an argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,19 +52,23 @@ fn substitute(text: &str, home: &str, cwd: &str) -> (String, bool) {
 
 /// How an argument is checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ArgForm {
+pub(crate) enum ArgForm<'a> {
     /// A plain path (after substituting `$HOME`/`$PWD`): checked the ordinary way.
-    Plain(String),
+    Plain(Cow<'a, str>),
     /// A glob or a word with parameters: checked by overlap (`exact` without parameters).
-    Overlap { text: String, exact: bool },
+    Overlap { text: Cow<'a, str>, exact: bool },
     /// A bare parameter (`$f`, `"$@"`, `$(cmd)`): it names nothing we can see; the sandbox guards.
     Skip,
 }
 
 /// Classifies an argument word.
-pub(crate) fn classify(text: &str, known: bool, anchors: &Anchors) -> ArgForm {
-    let (text, unknown) =
-        if known { (text.to_string(), false) } else { substitute(text, &anchors.home, &anchors.cwd) };
+pub(crate) fn classify<'a>(text: &'a str, known: bool, anchors: &Anchors) -> ArgForm<'a> {
+    let (text, unknown) = if known {
+        (Cow::Borrowed(text), false)
+    } else {
+        let (s, unknown) = substitute(text, &anchors.home, &anchors.cwd);
+        (Cow::Owned(s), unknown)
+    };
     if unknown && !text.contains('/') {
         ArgForm::Skip
     } else if !unknown && !has_glob(&text) {
@@ -132,8 +137,8 @@ impl PathPattern {
         let arg = arg.segs.as_slice();
         let root = match self.root {
             Root::Absolute => "",
-            Root::Workspace => anchors.workspace.as_str(),
-            Root::Home => anchors.home.as_str(),
+            Root::Workspace => &*anchors.workspace,
+            Root::Home => &*anchors.home,
         };
         let mut pat: Vec<Seg> = root
             .split('/')
@@ -187,11 +192,12 @@ mod tests {
     use crate::decision::Context;
 
     fn overlap(pattern: &str, arg: &str, known: bool) -> Option<bool> {
-        let a = Anchors::new(&Context {
+        let ctx = Context {
             workspace: "/workspace".into(),
             home: "/home/user".into(),
             cwd: "/workspace".into(),
-        });
+        };
+        let a = Anchors::new(&ctx);
         let p = parse_pattern(pattern).unwrap();
         match classify(arg, known, &a) {
             ArgForm::Overlap { text, exact } => Some(p.overlaps(&arg_path(&text, exact, &a, "/workspace"), &a)),

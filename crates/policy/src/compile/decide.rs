@@ -4,22 +4,16 @@
 
 use super::argglob::ArgForm;
 use super::exec::{CmdView, Mode, Tri, base_name};
+use super::grants::Tally;
 use super::judge::{Collector, How, Judge, Judged};
 use super::model::{FsEntry, LayerC};
-use super::paths::{Anchors, resolve};
+use super::paths::{Anchors, resolve, with_resolved, with_segments};
 use super::PolicySet;
 use crate::ast::{FsAccess, Verdict};
 use crate::decision::{Action, Context, Decision, Part, Request, RuleRef, Subject};
+use std::borrow::Cow;
+use std::sync::Arc;
 use warden_shell::{Access, Analysis, SimpleCommand, Word};
-
-/// A judged part with what the decision needs beyond [`Part`].
-pub(crate) struct PartX {
-    pub(crate) part: Part,
-    /// Reported tier as (layer, tier).
-    pub(crate) rank: Option<(usize, usize)>,
-    pub(crate) base_tier: Option<usize>,
-    pub(crate) rule_ids: Vec<usize>,
-}
 
 /// Most relative paths a `cd` can fan out to before relative paths count as unknown.
 const MAX_CWDS: usize = 8;
@@ -30,8 +24,10 @@ const NOT_FILES: [&str; 5] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/s
 pub(crate) struct Decider<'p> {
     pub(crate) set: &'p PolicySet,
     pub(crate) judge: Judge<'p>,
-    pub(crate) anchors: Anchors,
-    pub(crate) parts: Vec<PartX>,
+    pub(crate) anchors: Anchors<'p>,
+    pub(crate) parts: Vec<Part>,
+    /// What combining needs beyond the parts (tiers), kept as parts are pushed.
+    pub(crate) tally: Tally,
 }
 
 /// Which fs rules an access is checked against.
@@ -53,63 +49,115 @@ fn entry_applies(e: &FsEntry, check: Check) -> bool {
     }
 }
 
-fn argv_text(argv: &[Word]) -> String {
-    argv.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ")
+/// Judges a file access (a normalised absolute path, as segments) against the `fs` rules.
+fn judge_path(judge: &Judge<'_>, anchors: &Anchors<'_>, segs: &[&str], check: Check) -> Option<Judged> {
+    let collect = |layer: &LayerC, c: &mut Collector| {
+        let index = if check == Check::Argument { &layer.fs_restrict } else { &layer.fs };
+        index.for_each_match(segs, anchors, |e| {
+            if entry_applies(e, check) && !e.except.iter().any(|x| x.matches(segs, anchors)) {
+                c.add(e.rule, e.verdict, Tri::Yes);
+            }
+        });
+    };
+    judge.judge(check != Check::Argument, true, collect)
+}
+
+/// Whether the path of `segs` is one of [`NOT_FILES`].
+fn is_not_file(segs: &[&str]) -> bool {
+    match segs {
+        ["dev", name] => NOT_FILES.iter().any(|n| n.strip_prefix("/dev/") == Some(*name)),
+        _ => false,
+    }
+}
+
+/// The absolute path of `segs`.
+fn join_segments(segs: &[&str]) -> String {
+    let mut s = String::with_capacity(segs.iter().map(|x| x.len() + 1).sum::<usize>().max(1));
+    for seg in segs {
+        s.push('/');
+        s.push_str(seg);
+    }
+    if s.is_empty() {
+        s.push('/');
+    }
+    s
+}
+
+/// Appends the argv as written, words separated by spaces.
+fn push_argv(out: &mut String, argv: &[Word]) {
+    for (i, w) in argv.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&w.text);
+    }
+}
+
+/// `head`, then what `what` writes, then `tail` and `verdict`, as one shared string.
+fn sentence(head: &str, what: &dyn Fn(&mut String), tail: &str, verdict: Verdict) -> Arc<str> {
+    let mut s = String::with_capacity(96);
+    s.push_str(head);
+    what(&mut s);
+    s.push_str(tail);
+    s.push_str(verdict.as_str());
+    s.into()
 }
 
 impl<'p> Decider<'p> {
-    pub(crate) fn new(set: &'p PolicySet, judge: Judge<'p>, ctx: &Context) -> Decider<'p> {
-        Decider { set, judge, anchors: Anchors::new(ctx), parts: Vec::new() }
+    pub(crate) fn new(set: &'p PolicySet, judge: Judge<'p>, ctx: &'p Context) -> Decider<'p> {
+        Decider {
+            set,
+            judge,
+            anchors: Anchors::new(ctx),
+            parts: Vec::new(),
+            tally: Tally::default(),
+        }
     }
 
     /// The reason a rule gives (computed once at compile time).
-    fn rule_reason(&self, l: usize, r: usize) -> Option<std::sync::Arc<str>> {
+    fn rule_reason(&self, l: usize, r: usize) -> Option<Arc<str>> {
         let rule = self.judge.layers.get(l)?.rules.get(r)?;
-        Some(std::sync::Arc::clone(&rule.message))
+        Some(Arc::clone(&rule.message))
     }
 
-    /// Records a judged part.
+    /// Records a judged part. `what` writes the part as the reason shows it (only called when
+    /// no rule's reason applies).
     fn push(
         &mut self,
         subject: Subject,
-        what: &dyn Fn() -> String,
+        what: &dyn Fn(&mut String),
         j: Judged,
         span: Option<std::ops::Range<usize>>,
     ) {
-        let reason: std::sync::Arc<str> = match &j.how {
+        let reason: Arc<str> = match &j.how {
             How::Rules => j
                 .rules
                 .first()
                 .and_then(|(l, r)| self.rule_reason(*l, *r))
                 .unwrap_or_else(|| "decided by a rule".into()),
-            How::Default => {
-                format!("no rule matches `{}`; the default is {}", what(), j.verdict.as_str()).into()
-            }
-            How::Opaque => format!(
-                "`{}` depends on words that cannot be known statically; opaque commands take {}",
-                what(),
-                j.verdict.as_str()
-            )
-            .into(),
+            How::Default => sentence("no rule matches `", what, "`; the default is ", j.verdict),
+            How::Opaque => sentence(
+                "`",
+                what,
+                "` depends on words that cannot be known statically; opaque commands take ",
+                j.verdict,
+            ),
             How::AgentTier(t) => {
                 let agent = self.judge.agent.map(|a| a.name.as_str()).unwrap_or_default();
                 format!("agent `{agent}` may not use tier `{t}`").into()
             }
         };
-        let rule_ids: Vec<usize> = j
+        let rules: Vec<RuleRef> = j
             .rules
             .iter()
-            .filter_map(|(l, r)| self.judge.layers.get(*l)?.rules.get(*r).map(|r| r.id))
+            .filter_map(|(l, r)| {
+                let id = self.judge.layers.get(*l)?.rules.get(*r)?.id;
+                self.set.rules.get(id).cloned()
+            })
             .collect();
-        let rules: Vec<RuleRef> =
-            rule_ids.iter().filter_map(|id| self.set.rules.get(*id).cloned()).collect();
         let tier = j.tier.and_then(|(l, t)| self.judge.tier_arc(l, t));
-        self.parts.push(PartX {
-            part: Part { subject, verdict: j.verdict, tier, reason, rules, span },
-            rank: j.tier,
-            base_tier: j.base_tier,
-            rule_ids,
-        });
+        self.tally.note(j.verdict, j.tier, j.base_tier);
+        self.parts.push(Part { subject, verdict: j.verdict, tier, reason, rules, span });
     }
 
     /// A part decided without rules (opaque words, a request problem).
@@ -120,32 +168,25 @@ impl<'p> Decider<'p> {
         reason: String,
         span: Option<std::ops::Range<usize>>,
     ) {
-        self.parts.push(PartX {
-            part: Part { subject, verdict, tier: None, reason: reason.into(), rules: vec![], span },
-            rank: None,
-            base_tier: None,
-            rule_ids: vec![],
-        });
+        self.parts.push(Part { subject, verdict, tier: None, reason: reason.into(), rules: vec![], span });
     }
 
     /// Judges a file access against the `fs` rules.
     fn path(&mut self, path: &str, check: Check, span: Option<std::ops::Range<usize>>) {
-        let anchors = &self.anchors;
-        let segs = super::paths::segments(path);
-        let collect = |layer: &LayerC, c: &mut Collector| {
-            let index = if check == Check::Argument { &layer.fs_restrict } else { &layer.fs };
-            index.for_each_match(path, anchors, |e| {
-                if entry_applies(e, check) && !e.except.iter().any(|x| x.matches(&segs, anchors)) {
-                    c.add(e.rule, e.verdict, Tri::Yes);
-                }
-            });
-        };
-        let Some(j) = self.judge.judge(check != Check::Argument, true, collect) else { return };
+        let judged = with_segments(path, |segs| judge_path(&self.judge, &self.anchors, segs, check));
+        if let Some(j) = judged {
+            self.push_path(path.to_string(), check, j, span);
+        }
+    }
+
+    /// Records a judged file access.
+    fn push_path(&mut self, path: String, check: Check, j: Judged, span: Option<std::ops::Range<usize>>) {
         let access = match check {
             Check::Write => "write",
             Check::Read | Check::Argument => "read",
         };
-        self.push(Subject::Path { access, path: path.to_string() }, &|| path.to_string(), j, span);
+        let what = path.clone();
+        self.push(Subject::Path { access, path }, &|s| s.push_str(&what), j, span);
     }
 
     /// A tool call, and the path it touches.
@@ -158,7 +199,7 @@ impl<'p> Decider<'p> {
             });
         };
         if let Some(j) = self.judge.judge(true, false, collect) {
-            self.push(Subject::Tool { name: name.to_string() }, &|| name.to_string(), j, None);
+            self.push(Subject::Tool { name: name.to_string() }, &|s| s.push_str(name), j, None);
         }
         if let Some(p) = path {
             let check = match name {
@@ -173,7 +214,7 @@ impl<'p> Decider<'p> {
 
     /// Every part of an analysed command string.
     pub(crate) fn exec(&mut self, analysis: &Analysis) {
-        let mut cwds = Cwds { list: vec![self.anchors.cwd.clone()], unknown: false };
+        let mut cwds = Cwds { first: self.anchors.cwd.clone(), extra: Vec::new(), unknown: false };
         for cmd in &analysis.commands {
             self.command(cmd);
             self.redirects(cmd, &cwds);
@@ -241,14 +282,10 @@ impl<'p> Decider<'p> {
         };
         let Some(j) = self.judge.judge(true, false, collect) else { return };
         let opaque = j.how == How::Opaque;
-        self.push(subject, &|| argv_text(&cmd.argv), j, Some(cmd.span.clone()));
+        self.push(subject, &|s| push_argv(s, &cmd.argv), j, Some(cmd.span.clone()));
         if let (Some(name), true, Some(last)) = (code_env, opaque, self.parts.last_mut()) {
-            last.part.reason = format!(
-                "`{}` sets `{name}`, which changes what code runs; opaque commands take {}",
-                argv_text(&cmd.argv),
-                last.part.verdict.as_str()
-            )
-            .into();
+            let tail = format!("` sets `{name}`, which changes what code runs; opaque commands take ");
+            last.reason = sentence("`", &|s| push_argv(s, &cmd.argv), &tail, last.verdict);
         }
     }
 
@@ -258,7 +295,7 @@ impl<'p> Decider<'p> {
                 Access::Read => Check::Read,
                 Access::Write | Access::Append => Check::Write,
             };
-            self.path_word(&r.target, check, cwds, cmd);
+            self.path_word(&r.target.text, r.target.known, check, cwds, cmd);
         }
     }
 
@@ -277,7 +314,7 @@ impl<'p> Decider<'p> {
             if text.is_empty() || text.contains("://") {
                 continue;
             }
-            let word = match super::argglob::classify(text, w.known, &self.anchors) {
+            let word: Cow<'_, str> = match super::argglob::classify(text, w.known, &self.anchors) {
                 ArgForm::Skip => continue,
                 ArgForm::Overlap { text, exact } => {
                     self.overlap_argument(&text, exact, cwds, cmd);
@@ -285,20 +322,19 @@ impl<'p> Decider<'p> {
                         continue;
                     }
                     // A bare glob is also checked as the literal word it may be.
-                    Word { text, known: true }
+                    text
                 }
-                ArgForm::Plain(text) => Word { text, known: true },
+                ArgForm::Plain(text) => text,
             };
-            self.path_word(&word, Check::Argument, cwds, cmd);
+            self.path_word(&word, true, Check::Argument, cwds, cmd);
         }
     }
 
     /// Checks a glob or parameter argument by overlap with ask/deny `fs` patterns (against every
     /// working directory it may run in).
     fn overlap_argument(&mut self, text: &str, exact: bool, cwds: &Cwds, cmd: &SimpleCommand) {
-        let unknown_cwd = [String::from("$cwd")];
-        let list: &[String] = if cwds.unknown { &unknown_cwd } else { &cwds.list };
-        for cwd in list {
+        let unknown = cwds.unknown;
+        for cwd in cwds.iter().filter(|_| !unknown).chain(unknown.then_some("$cwd")) {
             let ap = super::argglob::arg_path(text, exact, &self.anchors, cwd);
             let anchors = &self.anchors;
             let tri = if ap.exact { Tri::Yes } else { Tri::Maybe };
@@ -310,42 +346,51 @@ impl<'p> Decider<'p> {
                 });
             };
             if let Some(j) = self.judge.judge(false, false, collect) {
-                let shown = ap.shown.clone();
-                let subject = Subject::Path { access: "read", path: shown.clone() };
-                self.push(subject, &|| shown.clone(), j, Some(cmd.span.clone()));
+                let subject = Subject::Path { access: "read", path: ap.shown.clone() };
+                self.push(subject, &|s| s.push_str(&ap.shown), j, Some(cmd.span.clone()));
             }
         }
     }
 
     /// Resolves a word naming a file (against every possible working directory) and judges it.
-    fn path_word(&mut self, w: &Word, check: Check, cwds: &Cwds, cmd: &SimpleCommand) {
+    fn path_word(&mut self, text: &str, known: bool, check: Check, cwds: &Cwds, cmd: &SimpleCommand) {
         let span = Some(cmd.span.clone());
-        let relative = !(w.text.starts_with('/') || w.text.starts_with('~'));
-        if !w.known || (relative && cwds.unknown) {
+        let relative = !(text.starts_with('/') || text.starts_with('~'));
+        if !known || (relative && cwds.unknown) {
             let v = self.judge.opaque;
             let reason = format!(
-                "the path `{}` cannot be known statically; opaque commands take {}",
-                w.text,
+                "the path `{text}` cannot be known statically; opaque commands take {}",
                 v.as_str()
             );
             let access = if check == Check::Write { "write" } else { "read" };
-            self.push_plain(Subject::Path { access, path: w.text.clone() }, v, reason, span);
+            self.push_plain(Subject::Path { access, path: text.to_string() }, v, reason, span);
             return;
         }
-        if NOT_FILES.contains(&w.text.as_str()) {
+        if NOT_FILES.contains(&text) {
             return;
         }
+        // Paths already judged, kept only when there are several working directories.
         let mut seen: Vec<String> = Vec::new();
-        for cwd in &cwds.list {
-            let abs = resolve(&w.text, cwd, &self.anchors.home);
-            if NOT_FILES.contains(&abs.as_str()) || seen.contains(&abs) {
-                continue;
+        let several = relative && cwds.len() > 1;
+        for cwd in cwds.iter() {
+            let (judge, anchors) = (&self.judge, &self.anchors);
+            // Resolved as segments on the stack; the path is written out only when it is shown.
+            let outcome = with_resolved(text, cwd, &anchors.home, |segs| {
+                let key = several.then(|| join_segments(segs));
+                if is_not_file(segs) || key.as_ref().is_some_and(|k| seen.contains(k)) {
+                    return None;
+                }
+                let judged = judge_path(judge, anchors, segs, check).map(|j| (j, join_segments(segs)));
+                Some((judged, key))
+            });
+            let Some((judged, key)) = outcome else { continue };
+            if let Some((j, abs)) = judged {
+                self.push_path(abs, check, j, span.clone());
             }
-            self.path(&abs, check, span.clone());
-            seen.push(abs);
             if !relative {
                 break;
             }
+            seen.extend(key);
         }
     }
 
@@ -375,7 +420,11 @@ impl<'p> Decider<'p> {
         };
         let Some(j) = self.judge.judge(false, false, collect) else { return };
         let name = |c: &SimpleCommand| c.argv.first().map(|w| w.text.clone()).unwrap_or_default();
-        let what = || format!("{} | {}", argv_text(&a.argv), argv_text(&b.argv));
+        let what = |s: &mut String| {
+            push_argv(s, &a.argv);
+            s.push_str(" | ");
+            push_argv(s, &b.argv);
+        };
         let span = a.span.start.min(b.span.start)..a.span.end.max(b.span.end);
         self.push(Subject::Pipe { from: name(a), into: name(b) }, &what, j, Some(span));
     }
@@ -391,13 +440,23 @@ fn cmd_view(c: &SimpleCommand) -> CmdView<'_> {
     }
 }
 
-/// The working directories a command may run in, following `cd`/`pushd`.
-struct Cwds {
-    list: Vec<String>,
+/// The working directories a command may run in, following `cd`/`pushd`: the context's, then
+/// those `cd` may have reached.
+struct Cwds<'a> {
+    first: Cow<'a, str>,
+    extra: Vec<String>,
     unknown: bool,
 }
 
-impl Cwds {
+impl Cwds<'_> {
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(&*self.first).chain(self.extra.iter().map(String::as_str))
+    }
+
+    fn len(&self) -> usize {
+        1 + self.extra.len()
+    }
+
     fn follow(&mut self, cmd: &SimpleCommand, home: &str) {
         let Some(first) = cmd.argv.first() else { return };
         if !first.known || !matches!(base_name(&first.text), "cd" | "pushd" | "popd") {
@@ -412,18 +471,18 @@ impl Cwds {
         match target {
             None => next.push(home.to_string()),
             Some(w) if w.known => {
-                for cwd in &self.list {
+                for cwd in self.iter() {
                     next.push(resolve(&w.text, cwd, home));
                 }
             }
             Some(_) => self.unknown = true,
         }
         for n in next {
-            if !self.list.contains(&n) {
-                self.list.push(n);
+            if !self.iter().any(|c| c == n) {
+                self.extra.push(n);
             }
         }
-        if self.list.len() > MAX_CWDS {
+        if self.len() > MAX_CWDS {
             self.unknown = true;
         }
     }

@@ -104,7 +104,11 @@ pub(crate) struct CmdView<'a> {
 
 /// The base name of a command word.
 pub(crate) fn base_name(argv0: &str) -> &str {
-    argv0.rsplit('/').next().unwrap_or(argv0)
+    // A byte scan: command words are short, and `/` is ASCII (a char boundary).
+    match argv0.bytes().rposition(|b| b == b'/') {
+        Some(i) => argv0.get(i + 1..).unwrap_or(argv0),
+        None => argv0,
+    }
 }
 
 impl ExecMatcher {
@@ -196,23 +200,19 @@ impl ExecMatcher {
     /// Prefix matching (allow rules), exploring alternatives of different lengths.
     fn front(&self, args: &[Word]) -> Tri {
         // States: positions reached so far; `maybe` once an unknown word was met.
-        let mut states: Vec<usize> = vec![0];
+        let mut states = Positions::start(args.len());
         let mut maybe = false;
         for slot in &self.args {
-            let mut next: Vec<usize> = Vec::new();
-            for &pos in &states {
+            let mut next = states.empty();
+            states.for_each(|pos| {
                 for seq in slot {
                     match match_seq_front(seq, args, pos) {
-                        Step::At(end) => {
-                            if !next.contains(&end) {
-                                next.push(end);
-                            }
-                        }
+                        Step::At(end) => next.insert(end),
                         Step::Unknown => maybe = true,
                         Step::Fail => {}
                     }
                 }
-            }
+            });
             if next.is_empty() {
                 return if maybe { Tri::Maybe } else { Tri::No };
             }
@@ -235,6 +235,59 @@ impl ExecMatcher {
             }
         }
         Tri::Yes
+    }
+}
+
+/// A set of argument positions: a bit set for argv shorter than 128 words (no allocation), a
+/// list otherwise.
+enum Positions {
+    Bits(u128),
+    List(Vec<usize>),
+}
+
+impl Positions {
+    /// `{0}`, sized for `n` arguments (positions `0..=n`).
+    fn start(n: usize) -> Positions {
+        if n < 127 { Positions::Bits(1) } else { Positions::List(vec![0]) }
+    }
+
+    /// An empty set of the same kind.
+    fn empty(&self) -> Positions {
+        match self {
+            Positions::Bits(_) => Positions::Bits(0),
+            Positions::List(_) => Positions::List(Vec::new()),
+        }
+    }
+
+    fn insert(&mut self, pos: usize) {
+        match self {
+            Positions::Bits(b) => *b |= 1u128.checked_shl(u32::try_from(pos).unwrap_or(u32::MAX)).unwrap_or(0),
+            Positions::List(v) => {
+                if !v.contains(&pos) {
+                    v.push(pos);
+                }
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Positions::Bits(b) => *b == 0,
+            Positions::List(v) => v.is_empty(),
+        }
+    }
+
+    fn for_each(&self, mut f: impl FnMut(usize)) {
+        match self {
+            Positions::Bits(b) => {
+                let mut rest = *b;
+                while rest != 0 {
+                    f(rest.trailing_zeros() as usize);
+                    rest &= rest - 1;
+                }
+            }
+            Positions::List(v) => v.iter().for_each(|p| f(*p)),
+        }
     }
 }
 
@@ -340,6 +393,25 @@ mod tests {
         let alts = pat("cargo", &[&[&["build"], &["test"]]], &[], &[]);
         assert_eq!(run(&alts, "cargo test --all", Mode::Front), Tri::Yes);
         assert_eq!(run(&alts, "cargo publish", Mode::Front), Tri::No);
+    }
+
+    #[test]
+    fn long_argv_matches_like_short() {
+        // 127 words and more take the list, fewer the bit set: both must agree.
+        let m = pat("cargo", &[&[&["a"], &["a", "b"]], &[&["c"]]], &[], &[]);
+        let pad = " z".repeat(200);
+        for (argv, want) in [("cargo a b c", Tri::Yes), ("cargo a c", Tri::Yes), ("cargo a $x", Tri::Maybe), ("cargo a q", Tri::No)] {
+            assert_eq!(run(&m, argv, Mode::Front), want, "{argv}");
+            assert_eq!(run(&m, &format!("{argv}{pad}"), Mode::Front), want, "{argv} + 200 words");
+        }
+    }
+
+    #[test]
+    fn base_names() {
+        for (word, want) in [("git", "git"), ("/usr/bin/git", "git"), ("./x", "x"), ("dir/", ""), ("/", ""), ("", ""), ("é/ü", "ü")] {
+            assert_eq!(base_name(word), want, "{word}");
+            assert_eq!(base_name(word), word.rsplit('/').next().unwrap_or(word), "{word}");
+        }
     }
 
     #[test]

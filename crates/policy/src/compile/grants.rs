@@ -2,12 +2,12 @@
 //! grants of the base layer's tier and every allow/ask tier declared before it, narrowed by
 //! every layer's deny rules and by the agent; limits the smallest that applies.
 
-use super::decide::{Decider, PartX};
+use super::decide::Decider;
 use super::glob::Glob;
 use super::model::{AgentProfile, FsGrant, LayerC, NetC, min_limits};
 use super::paths::{Anchors, PathPattern};
 use crate::ast::Verdict;
-use crate::decision::{Backend, Decision, Grants, Limits, Network, Part, Subject};
+use crate::decision::{Backend, Decision, Grants, Limits, Network, Part, RuleRef, Subject};
 use std::cmp::Reverse;
 use std::sync::{Arc, RwLock};
 
@@ -36,29 +36,61 @@ fn rank(t: (usize, usize)) -> (Reverse<usize>, usize) {
     (Reverse(t.0), t.1)
 }
 
+/// What combining needs of the parts beyond their verdicts, noted as each is judged.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// Per verdict (allow, ask, deny): the best-ranked reported tier, as (layer, tier), among
+    /// the parts with that verdict.
+    ranks: [Option<(usize, usize)>; 3],
+    /// The highest tier the base layer placed any part in (decides grants).
+    base_tier: Option<usize>,
+}
+
+impl Tally {
+    /// Notes a judged part.
+    pub(crate) fn note(&mut self, verdict: Verdict, tier: Option<(usize, usize)>, base: Option<usize>) {
+        if let (Some(t), Some(slot)) = (tier, self.ranks.get_mut(verdict_slot(verdict))) {
+            if slot.is_none_or(|b| rank(t) > rank(b)) {
+                *slot = Some(t);
+            }
+        }
+        self.base_tier = self.base_tier.max(base);
+    }
+
+    /// The reported tier of a decision: among the deciding parts when it is denied (a denied
+    /// request does not run in any tier the others asked for), else among all parts.
+    fn tier(&self, verdict: Verdict) -> Option<(usize, usize)> {
+        if verdict == Verdict::Deny {
+            return self.ranks.get(verdict_slot(verdict)).copied().flatten();
+        }
+        self.ranks.iter().flatten().copied().max_by_key(|t| rank(*t))
+    }
+}
+
+fn verdict_slot(v: Verdict) -> usize {
+    match v {
+        Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
+    }
+}
+
 /// The decision from the judged parts.
 pub(crate) fn combine(d: Decider<'_>, agent: Option<&AgentProfile>) -> Decision {
-    let verdict = d.parts.iter().map(|p| p.part.verdict).max().unwrap_or(Verdict::Deny);
-    let deciding: Vec<&PartX> = d.parts.iter().filter(|p| p.part.verdict == verdict).collect();
-    let ranked: Vec<&PartX> = if verdict == Verdict::Deny { deciding.clone() } else { d.parts.iter().collect() };
-    let tier = ranked
-        .iter()
-        .filter_map(|p| p.rank)
-        .max_by_key(|t| rank(*t))
-        .and_then(|(l, t)| d.judge.tier_arc(l, t));
-    let mut ids: Vec<usize> = Vec::new();
-    for p in &deciding {
-        for id in &p.rule_ids {
-            if !ids.contains(id) {
-                ids.push(*id);
+    let verdict = d.parts.iter().map(|p| p.verdict).max().unwrap_or(Verdict::Deny);
+    let tier = d.tally.tier(verdict).and_then(|(l, t)| d.judge.tier_arc(l, t));
+    let mut rules: Vec<RuleRef> = Vec::new();
+    let mut reason = None;
+    for p in d.parts.iter().filter(|p| p.verdict == verdict) {
+        reason.get_or_insert_with(|| Arc::clone(&p.reason));
+        for r in &p.rules {
+            if !rules.iter().any(|x| x.id == r.id) {
+                rules.push(r.clone());
             }
         }
     }
-    let rules = ids.iter().filter_map(|id| d.set.rules.get(*id).cloned()).collect();
-    let reason = deciding.first().map(|p| p.part.reason.clone()).unwrap_or_default();
-    let base_tier = d.parts.iter().filter_map(|p| p.base_tier).max();
-    let grants = grants(&d, verdict, base_tier, agent);
-    Decision { verdict, tier, reason, rules, parts: d.parts.into_iter().map(|p| p.part).collect(), grants }
+    let grants = grants(&d, verdict, d.tally.base_tier, agent);
+    Decision { verdict, tier, reason: reason.unwrap_or_default(), rules, parts: d.parts, grants }
 }
 
 fn push_unique(v: &mut Vec<String>, s: String) {
@@ -202,6 +234,8 @@ impl From<&Network> for NetC {
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
     entries: RwLock<Vec<CacheEntry>>,
+    /// No grants: what every denied request shares.
+    none: Arc<Grants>,
 }
 
 #[derive(Debug)]
@@ -216,7 +250,7 @@ const CACHED_CONTEXTS: usize = 16;
 
 impl Cache {
     fn get(&self, plans: &Plans, plan: usize, anchors: &Anchors) -> Arc<Grants> {
-        let hit = |e: &CacheEntry| e.workspace == anchors.workspace && e.home == anchors.home;
+        let hit = |e: &CacheEntry| e.workspace == *anchors.workspace && e.home == *anchors.home;
         if let Ok(entries) = self.entries.read()
             && let Some(g) = entries.iter().find(|e| hit(e)).and_then(|e| e.plans.get(plan)?.clone())
         {
@@ -229,8 +263,8 @@ impl Cache {
                     entries.clear();
                 }
                 entries.push(CacheEntry {
-                    workspace: anchors.workspace.clone(),
-                    home: anchors.home.clone(),
+                    workspace: anchors.workspace.to_string(),
+                    home: anchors.home.to_string(),
                     plans: vec![None; plans.len()],
                 });
             }
@@ -251,7 +285,7 @@ fn grants(
     agent: Option<&AgentProfile>,
 ) -> Arc<Grants> {
     if verdict == Verdict::Deny {
-        return Arc::default();
+        return Arc::clone(&d.set.cache.none);
     }
     let plan = base_tier.map_or(0, |t| t + 1);
     let shared = d.set.cache.get(&d.set.plans, plan, &d.anchors);

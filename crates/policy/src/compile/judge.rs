@@ -65,11 +65,34 @@ pub(crate) struct Judge<'p> {
     pub(crate) base_default: Verdict,
 }
 
-struct LayerAnswer {
-    layer: usize,
-    verdict: Verdict,
-    how: How,
-    definite: Vec<usize>,
+/// The answers of the layers read so far, merged as they come: the most severe verdict, how the
+/// first layer giving it decided, and the deciding rules of every layer giving it.
+struct Merged {
+    verdict: Option<Verdict>,
+    how: Option<How>,
+    rules: Vec<(usize, usize)>,
+}
+
+impl Merged {
+    /// Adds layer `li`'s answer; `definite` are its certain matches.
+    fn add(&mut self, li: usize, layer: &LayerC, verdict: Verdict, how: How, definite: &[usize]) {
+        if self.verdict.is_some_and(|v| v > verdict) {
+            return;
+        }
+        if self.verdict.is_none_or(|v| v < verdict) {
+            self.verdict = Some(verdict);
+            self.how = None;
+            self.rules.clear();
+        }
+        if how == How::Rules {
+            for r in definite {
+                if layer.rules.get(*r).is_some_and(|r| r.verdict == verdict) {
+                    self.rules.push((li, *r));
+                }
+            }
+        }
+        self.how.get_or_insert(how);
+    }
 }
 
 impl<'p> Judge<'p> {
@@ -94,10 +117,14 @@ impl<'p> Judge<'p> {
         least_privilege: bool,
         mut collect: impl FnMut(&LayerC, &mut Collector),
     ) -> Option<Judged> {
-        let mut answers: Vec<LayerAnswer> = Vec::new();
+        let mut merged = Merged { verdict: None, how: None, rules: Vec::new() };
         let mut base_tier = None;
+        // One collector for every layer: its list is cleared, not reallocated.
+        let mut c = Collector::default();
         for (li, layer) in self.layers.iter().enumerate() {
-            let mut c = Collector::default();
+            c.definite.clear();
+            c.maybe_allow = false;
+            c.maybe_restrict = false;
             collect(layer, &mut c);
             c.definite.retain(|r| layer.rules.get(*r).is_some_and(|r| self.applies(r)));
             let verdict_of = |r: &usize| layer.rules.get(*r).map(|r| r.verdict);
@@ -138,26 +165,14 @@ impl<'p> Judge<'p> {
             }
             let locked = c.definite.iter().any(|r| layer.rules.get(*r).is_some_and(|r| r.lock));
             if let Some((verdict, how)) = answer {
-                answers.push(LayerAnswer { layer: li, verdict, how, definite: c.definite });
+                merged.add(li, layer, verdict, how, &c.definite);
             }
             if locked {
                 break;
             }
         }
-        let verdict = answers.iter().map(|a| a.verdict).max()?;
-        let mut rules = Vec::new();
-        let mut how = None;
-        for a in answers.iter().filter(|a| a.verdict == verdict) {
-            if a.how == How::Rules {
-                let layer = self.layers.get(a.layer);
-                for r in &a.definite {
-                    if layer.and_then(|l| l.rules.get(*r)).is_some_and(|r| r.verdict == verdict) {
-                        rules.push((a.layer, *r));
-                    }
-                }
-            }
-            how.get_or_insert(a.how.clone());
-        }
+        let Merged { verdict, how, rules } = merged;
+        let verdict = verdict?;
         let how = if rules.is_empty() { how.unwrap_or(How::Default) } else { How::Rules };
         let tier = self.reported_tier(&rules, least_privilege);
         let mut judged = Judged { verdict, rules, tier, base_tier, how };

@@ -6,6 +6,53 @@ use super::paths::{PathIndex, PathPattern};
 use crate::ast::{FsAccess, Verdict};
 use crate::decision::{Backend, LayerKind, Limits};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A map keyed by words of the policy (command names, path segments, tool names), looked up
+/// with words of a request on every decision.
+///
+/// Its hash is a multiply-rotate over 8-byte words, several times cheaper than SipHash on such
+/// short keys. It is not keyed: only the policy's own words are inserted, so a request can make
+/// a lookup cost no more than the longest probe the policy's keys already form.
+pub(crate) type WordMap<V> = HashMap<String, V, BuildHasherDefault<WordHasher>>;
+
+/// The hasher of [`WordMap`].
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct WordHasher(u64);
+
+impl WordHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            if let Some(head) = w.get_mut(..rest.len()) {
+                head.copy_from_slice(rest);
+            }
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn finish(&self) -> u64 {
+        // The table takes its control bits from the top: bring the well-mixed bits there.
+        self.0.rotate_left(26)
+    }
+}
 
 /// Interned agent name.
 pub(crate) type AgentId = u32;
@@ -69,9 +116,9 @@ pub(crate) struct ExecEntry {
 pub(crate) struct ExecIndex {
     pub(crate) entries: Vec<ExecEntry>,
     /// Literal base names (`rm`).
-    pub(crate) by_name: HashMap<String, Vec<usize>>,
+    pub(crate) by_name: WordMap<Vec<usize>>,
     /// Literal paths (`/usr/bin/rm`).
-    pub(crate) by_path: HashMap<String, Vec<usize>>,
+    pub(crate) by_path: WordMap<Vec<usize>>,
     /// Command words with wildcards.
     pub(crate) wild: Vec<usize>,
 }
@@ -115,7 +162,7 @@ fn push_unique(v: &mut Vec<usize>, i: usize) {
 /// Tools by exact name plus wildcard names.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ToolIndex {
-    pub(crate) exact: HashMap<String, Vec<usize>>,
+    pub(crate) exact: WordMap<Vec<usize>>,
     pub(crate) wild: Vec<(Glob, usize)>,
 }
 
@@ -278,4 +325,25 @@ pub(crate) fn set_limit(l: &mut Limits, limit: &crate::ast::Limit) {
         Limit::TotalOutput(v) => one.total_output = Some(v),
     }
     min_limits(l, &one);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_maps_find_their_keys_and_nothing_else() {
+        let keys: Vec<String> =
+            (0..2_000).map(|i| format!("{}{i}", ["", "tool", "a-much-longer-command-name-", "é"][i % 4])).collect();
+        let mut map: WordMap<usize> = WordMap::default();
+        for (i, k) in keys.iter().enumerate() {
+            map.insert(k.clone(), i);
+        }
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(map.get(k.as_str()), Some(&i), "{k}");
+        }
+        for absent in ["", "tool", "tool2000", "tool1 ", "a-much-longer-command-name-", "x"] {
+            assert_eq!(map.get(absent), None, "{absent}");
+        }
+    }
 }

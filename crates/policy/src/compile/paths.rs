@@ -5,7 +5,8 @@
 
 use super::glob::Glob;
 use crate::decision::Context;
-use std::collections::HashMap;
+use std::borrow::Cow;
+use super::model::WordMap;
 
 /// What a pattern is anchored at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -132,55 +133,88 @@ pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
 /// Lexically normalises `path` to an absolute path: `~` is the home, relative paths start at
 /// `cwd`, `.` and empty segments vanish, `..` removes one segment (never above `/`).
 pub(crate) fn resolve(path: &str, cwd: &str, home: &str) -> String {
-    let joined;
-    let full: &str = if path == "~" {
-        home
+    let mut out = String::with_capacity(cwd.len().max(home.len()) + path.len() + 1);
+    resolve_into(&mut out, path, cwd, home);
+    out
+}
+
+/// Where [`resolve`] starts `path` (`home`, `cwd` or the root), and the rest of it.
+fn start<'a>(path: &'a str, cwd: &'a str, home: &'a str) -> (&'a str, &'a str) {
+    if path == "~" {
+        (home, "")
     } else if let Some(rest) = path.strip_prefix("~/") {
-        joined = format!("{home}/{rest}");
-        &joined
+        (home, rest)
     } else if path.starts_with('/') {
-        path
+        ("", path)
     } else {
-        joined = format!("{cwd}/{path}");
-        &joined
-    };
-    normalise(full)
+        (cwd, path)
+    }
+}
+
+/// Calls `f` with the segments of [`resolve`]`(path, cwd, home)`, held on the stack when
+/// there are few of them (no string is built).
+pub(crate) fn with_resolved<R>(path: &str, cwd: &str, home: &str, f: impl FnOnce(&[&str]) -> R) -> R {
+    const INLINE: usize = 24;
+    let (base, rest) = start(path, cwd, home);
+    let mut buf: [&str; INLINE] = [""; INLINE];
+    let mut n = 0usize;
+    for seg in base.split('/').chain(rest.split('/')) {
+        match seg {
+            "" | "." => {}
+            ".." => n = n.saturating_sub(1),
+            s => match buf.get_mut(n) {
+                Some(slot) => {
+                    *slot = s;
+                    n += 1;
+                }
+                None => return f(&segments(&resolve(path, cwd, home))),
+            },
+        }
+    }
+    f(buf.get(..n).unwrap_or_default())
+}
+
+/// [`resolve`] into `out` (cleared first), so that a caller can reuse one buffer.
+pub(crate) fn resolve_into(out: &mut String, path: &str, cwd: &str, home: &str) {
+    let (base, rest) = start(path, cwd, home);
+    out.clear();
+    out.reserve(base.len() + rest.len() + 1);
+    for seg in base.split('/').chain(rest.split('/')) {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                // Drop the last segment (never above `/`).
+                let cut = out.rfind('/').unwrap_or(0);
+                out.truncate(cut);
+            }
+            s => {
+                out.push('/');
+                out.push_str(s);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
 }
 
 /// Lexical normalisation of an absolute path (a relative one is taken from `/`).
 pub(crate) fn normalise(path: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            s => out.push(s),
-        }
-    }
-    let mut s = String::with_capacity(path.len() + 1);
-    for seg in &out {
-        s.push('/');
-        s.push_str(seg);
-    }
-    if s.is_empty() {
-        s.push('/');
-    }
-    s
+    resolve(path, "", "")
 }
 
 /// Whether a path is already absolute and lexically normal.
 fn is_normal(path: &str) -> bool {
+    let b = path.as_bytes();
     path == "/"
-        || (path.starts_with('/')
-            && !path.ends_with('/')
-            && path.split('/').skip(1).all(|s| !matches!(s, "" | "." | "..")))
+        || (b.first() == Some(&b'/')
+            && b.last() != Some(&b'/')
+            && b.split(|c| *c == b'/').skip(1).all(|s| !matches!(s, b"" | b"." | b"..")))
 }
 
-/// [`normalise`], copying the input as it is when it is already normal.
-fn normalise_owned(path: &str) -> String {
-    if is_normal(path) { path.to_string() } else { normalise(path) }
+/// [`normalise`], borrowing the input as it is when it is already normal.
+fn normalise_cow(path: &str) -> Cow<'_, str> {
+    if is_normal(path) { Cow::Borrowed(path) } else { Cow::Owned(normalise(path)) }
 }
 
 /// Segments of a normalised absolute path.
@@ -188,22 +222,38 @@ pub(crate) fn segments(path: &str) -> Vec<&str> {
     path.split('/').filter(|s| !s.is_empty()).collect()
 }
 
-/// The context's anchors, normalised once per decision.
-#[derive(Debug, Clone)]
-pub(crate) struct Anchors {
-    pub(crate) workspace: String,
-    pub(crate) home: String,
-    pub(crate) cwd: String,
+/// Calls `f` with the segments of `path`, held on the stack when there are few of them.
+pub(crate) fn with_segments<'a, R>(path: &'a str, f: impl FnOnce(&[&'a str]) -> R) -> R {
+    const INLINE: usize = 24;
+    let mut buf: [&'a str; INLINE] = [""; INLINE];
+    let mut n = 0;
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        match buf.get_mut(n) {
+            Some(slot) => *slot = seg,
+            None => return f(&segments(path)),
+        }
+        n += 1;
+    }
+    f(buf.get(..n).unwrap_or_default())
 }
 
-impl Anchors {
-    pub(crate) fn new(ctx: &Context) -> Anchors {
-        let workspace = normalise_owned(&ctx.workspace);
-        let home = normalise_owned(&ctx.home);
+/// The context's anchors, normalised once per decision (borrowed from the context when it is
+/// already normal).
+#[derive(Debug, Clone)]
+pub(crate) struct Anchors<'c> {
+    pub(crate) workspace: Cow<'c, str>,
+    pub(crate) home: Cow<'c, str>,
+    pub(crate) cwd: Cow<'c, str>,
+}
+
+impl<'c> Anchors<'c> {
+    pub(crate) fn new(ctx: &'c Context) -> Anchors<'c> {
+        let workspace = normalise_cow(&ctx.workspace);
+        let home = normalise_cow(&ctx.home);
         let cwd = if ctx.cwd.starts_with('/') {
-            normalise_owned(&ctx.cwd)
+            normalise_cow(&ctx.cwd)
         } else {
-            normalise(&format!("{workspace}/{}", ctx.cwd))
+            Cow::Owned(normalise(&format!("{workspace}/{}", ctx.cwd)))
         };
         Anchors { workspace, home, cwd }
     }
@@ -358,9 +408,9 @@ fn match_segs_long(pattern: &[Seg], path: &[&str]) -> bool {
 #[derive(Debug, Clone)]
 pub(crate) struct PathIndex<T> {
     /// Patterns whose first segment is a literal, by anchor and that literal.
-    keyed: [HashMap<String, Vec<(PathPattern, T)>>; 3],
+    keyed: [WordMap<Vec<(PathPattern, T)>>; 3],
     /// Other patterns (`**/.ssh/**`) by a literal segment every match must contain.
-    by_literal: HashMap<String, Vec<(PathPattern, T)>>,
+    by_literal: WordMap<Vec<(PathPattern, T)>>,
     /// Patterns without any literal segment (`**/*.pem`).
     other: Vec<(PathPattern, T)>,
     len: usize,
@@ -368,7 +418,7 @@ pub(crate) struct PathIndex<T> {
 
 impl<T> Default for PathIndex<T> {
     fn default() -> Self {
-        PathIndex { keyed: Default::default(), by_literal: HashMap::new(), other: Vec::new(), len: 0 }
+        PathIndex { keyed: Default::default(), by_literal: WordMap::default(), other: Vec::new(), len: 0 }
     }
 }
 
@@ -400,15 +450,15 @@ impl<T: Clone> PathIndex<T> {
         }
     }
 
-    /// Calls `f` with the value of every pattern matching `path` (normalised, absolute).
-    pub(crate) fn for_each_match(&self, path: &str, anchors: &Anchors, mut f: impl FnMut(&T)) {
+    /// Calls `f` with the value of every pattern matching the path of segments `segs`
+    /// (normalised, absolute).
+    pub(crate) fn for_each_match(&self, segs: &[&str], anchors: &Anchors, mut f: impl FnMut(&T)) {
         if self.len == 0 {
             return;
         }
-        let segs = segments(path);
         let mut visit = |list: Option<&Vec<(PathPattern, T)>>| {
             for (p, v) in list.into_iter().flatten() {
-                if p.last_may_match(&segs) && p.matches(&segs, anchors) {
+                if p.last_may_match(segs) && p.matches(segs, anchors) {
                     f(v);
                 }
             }
@@ -417,7 +467,7 @@ impl<T: Clone> PathIndex<T> {
             visit(self.keyed.first().and_then(|m| m.get(*first)));
         }
         for root in [Root::Workspace, Root::Home] {
-            if let Some(rest) = below(&segs, anchors.root(root))
+            if let Some(rest) = below(segs, anchors.root(root))
                 && let Some(first) = rest.first()
             {
                 visit(self.keyed.get(root.slot()).and_then(|m| m.get(*first)));
@@ -461,7 +511,7 @@ mod tests {
             let mut scan: Vec<usize> =
                 (0..compiled.len()).filter(|i| compiled[*i].matches(&segs, &a)).collect();
             let mut found = Vec::new();
-            index.for_each_match(path, &a, |v| found.push(*v));
+            index.for_each_match(&segs, &a, |v| found.push(*v));
             scan.sort_unstable();
             found.sort_unstable();
             assert_eq!(found, scan, "{path}");
@@ -484,12 +534,12 @@ mod tests {
         assert!(match_segs(&p.segs, &long));
     }
 
-    fn anchors() -> Anchors {
-        Anchors::new(&Context {
-            workspace: "/workspace".into(),
-            home: "/home/user".into(),
-            cwd: "/workspace".into(),
-        })
+    fn anchors() -> Anchors<'static> {
+        Anchors {
+            workspace: Cow::Borrowed("/workspace"),
+            home: Cow::Borrowed("/home/user"),
+            cwd: Cow::Borrowed("/workspace"),
+        }
     }
 
     fn m(pattern: &str, path: &str) -> bool {
@@ -541,6 +591,67 @@ mod tests {
         assert_eq!(parse_pattern("**/*.pem").unwrap().expand(&a), "/**/*.pem");
     }
 
+    /// The plain definition [`resolve`] must agree with: join, then keep a stack of segments.
+    fn resolve_reference(path: &str, cwd: &str, home: &str) -> String {
+        let full = if path == "~" {
+            home.to_string()
+        } else if let Some(rest) = path.strip_prefix("~/") {
+            format!("{home}/{rest}")
+        } else if path.starts_with('/') {
+            path.to_string()
+        } else {
+            format!("{cwd}/{path}")
+        };
+        let mut out: Vec<&str> = Vec::new();
+        for seg in full.split('/') {
+            match seg {
+                "" | "." => {}
+                ".." => {
+                    out.pop();
+                }
+                s => out.push(s),
+            }
+        }
+        if out.is_empty() { String::from("/") } else { out.iter().map(|s| format!("/{s}")).collect() }
+    }
+
+    #[test]
+    fn resolving_agrees_with_the_reference() {
+        let paths = [
+            "", ".", "..", "../..", "/", "//", "/..", "a", "a/b/../c", "./x/", "~", "~/", "~/.ssh/../k",
+            "~x", "/a/./b//c/..", "../../../../etc/passwd", "a/../../b", "é/ü/..", "/dev/null",
+        ];
+        let mut buf = String::new();
+        for cwd in ["/", "/workspace", "/w/s/", "/a/../b"] {
+            for home in ["/home/user", "/", "/h/./x/"] {
+                for p in paths {
+                    let want = resolve_reference(p, cwd, home);
+                    assert_eq!(resolve(p, cwd, home), want, "{p} in {cwd}, home {home}");
+                    resolve_into(&mut buf, p, cwd, home);
+                    assert_eq!(buf, want, "{p} in {cwd}, home {home} (reused buffer)");
+                    let segs = with_resolved(p, cwd, home, |s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+                    assert_eq!(segs, segments(&want), "{p} in {cwd}, home {home} (segments)");
+                }
+            }
+        }
+        for p in ["/", "/a", "/a/b", "a", "/a/", "/a//b", "/a/./b", "/a/../b", "/.", "/..", "", "/a."] {
+            assert_eq!(is_normal(p), normalise(p) == p, "{p}");
+        }
+    }
+
+    #[test]
+    fn segments_on_the_stack_or_not() {
+        let long = "/d".repeat(40);
+        for path in ["/", "/a/b", "/a//b/", long.as_str()] {
+            assert_eq!(with_segments(path, |s| s.to_vec()), segments(path), "{path}");
+            let resolved = with_resolved(path, "/", "/", |s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+            assert_eq!(resolved, segments(path), "{path}");
+        }
+        let deep = format!("{}{}", "a/".repeat(30), "../".repeat(10));
+        let got = with_resolved(&deep, "/w", "/", |s| s.len());
+        assert_eq!(got, segments(&resolve(&deep, "/w", "/")).len());
+    }
+
     #[test]
     fn index() {
         let a = anchors();
@@ -550,7 +661,7 @@ mod tests {
         }
         let hits = |p: &str| {
             let mut v = vec![];
-            idx.for_each_match(&resolve(p, &a.cwd, &a.home), &a, |i| v.push(*i));
+            idx.for_each_match(&segments(&resolve(p, &a.cwd, &a.home)), &a, |i| v.push(*i));
             v.sort();
             v
         };
