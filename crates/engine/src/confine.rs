@@ -178,15 +178,15 @@ impl Tree {
     }
 
     /// The indices of the walked entries whose name fits `cut`, in walk order.
-    fn candidates(&mut self, cut: &Last) -> Vec<usize> {
+    fn candidates(&mut self, cut: &NameCut) -> Vec<usize> {
         self.entries();
         let entries = self.entries.as_deref().unwrap_or_default();
         let names = self.names.get_or_insert_with(|| Names::new(entries));
         match cut {
-            Last::Exact(want) => names.by_name.get(want.as_str()).cloned().unwrap_or_default(),
-            Last::Prefix(p) => names.matching(|n| n.starts_with(p.as_str())),
-            Last::Suffix(t) => names.matching(|n| n.ends_with(t.as_str())),
-            Last::Any => (0..entries.len()).collect(),
+            NameCut::Exact(want) => names.by_name.get(want.as_str()).cloned().unwrap_or_default(),
+            NameCut::Prefix(p) => names.matching(|n| n.starts_with(p.as_str())),
+            NameCut::Suffix(t) => names.matching(|n| n.ends_with(t.as_str())),
+            NameCut::Any => (0..entries.len()).collect(),
         }
     }
 
@@ -211,7 +211,7 @@ impl Tree {
     }
 }
 
-/// The walked entries' names, in walk order and indexed, for [`Last`] cuts.
+/// The walked entries' names, in walk order and indexed, for [`NameCut`] cuts.
 struct Names {
     names: Vec<String>,
     by_name: std::collections::HashMap<String, Vec<usize>>,
@@ -242,7 +242,7 @@ pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
             // A walked root the pattern covers (a workspace inside `.ssh/`) makes every entry a
             // match: only the full scan finds them. Otherwise a match's own name fits the
             // pattern's last named segment (the folder itself, for a `.../NAME/**` pattern).
-            let cut = if tree.roots.iter().any(|r| r.to_str().is_some_and(|s| glob.matches(s))) { Last::Any } else { Last::of(pattern) };
+            let cut = if tree.roots.iter().any(|r| r.to_str().is_some_and(|s| glob.matches(s))) { NameCut::Any } else { NameCut::of(pattern) };
             let candidates = tree.candidates(&cut);
             let entries = tree.entries.as_deref().unwrap_or_default();
             let mut found: Vec<PathBuf> = Vec::new();
@@ -260,7 +260,7 @@ pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
 /// What the name of a path matching a `**` pattern must be: a cheap cut before the full glob,
 /// which still decides. Taken from the pattern's last segment other than `**`.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Last {
+pub(crate) enum NameCut {
     /// Exactly this name (`.env`, `config`, `.ssh`).
     Exact(String),
     /// A name starting with this (`id_rsa*`, `.env.*`).
@@ -271,18 +271,18 @@ pub(crate) enum Last {
     Any,
 }
 
-impl Last {
-    pub(crate) fn of(pattern: &str) -> Last {
-        let Some(seg) = pattern.split('/').rev().find(|s| !s.is_empty() && *s != "**") else { return Last::Any };
+impl NameCut {
+    pub(crate) fn of(pattern: &str) -> NameCut {
+        let Some(seg) = pattern.split('/').rev().find(|s| !s.is_empty() && *s != "**") else { return NameCut::Any };
         let stars = seg.matches('*').count();
         if seg.contains(['?', '[', ']', '{', '}', '\\']) || stars > 1 {
-            return Last::Any;
+            return NameCut::Any;
         }
         match (stars, seg.strip_suffix('*'), seg.strip_prefix('*')) {
-            (0, _, _) => Last::Exact(seg.to_string()),
-            (_, Some(head), _) => Last::Prefix(head.to_string()),
-            (_, _, Some(tail)) => Last::Suffix(tail.to_string()),
-            _ => Last::Any,
+            (0, _, _) => NameCut::Exact(seg.to_string()),
+            (_, Some(head), _) => NameCut::Prefix(head.to_string()),
+            (_, _, Some(tail)) => NameCut::Suffix(tail.to_string()),
+            _ => NameCut::Any,
         }
     }
 }
@@ -334,14 +334,14 @@ mod tests {
 
     #[test]
     fn last_segments_cut_cheaply_and_fall_back_to_the_full_glob() {
-        assert_eq!(Last::of("/**/.ssh/**"), Last::Exact(".ssh".into()));
-        assert_eq!(Last::of("/**/.git/config"), Last::Exact("config".into()));
-        assert_eq!(Last::of("/**/*.pem"), Last::Suffix(".pem".into()));
-        assert_eq!(Last::of("/**/id_rsa*"), Last::Prefix("id_rsa".into()));
-        assert_eq!(Last::of("/**/.env.*"), Last::Prefix(".env.".into()));
-        assert_eq!(Last::of("/**/a*b"), Last::Any);
-        assert_eq!(Last::of("/**/*.p?2"), Last::Any);
-        assert_eq!(Last::of("/**/**"), Last::Any);
+        assert_eq!(NameCut::of("/**/.ssh/**"), NameCut::Exact(".ssh".into()));
+        assert_eq!(NameCut::of("/**/.git/config"), NameCut::Exact("config".into()));
+        assert_eq!(NameCut::of("/**/*.pem"), NameCut::Suffix(".pem".into()));
+        assert_eq!(NameCut::of("/**/id_rsa*"), NameCut::Prefix("id_rsa".into()));
+        assert_eq!(NameCut::of("/**/.env.*"), NameCut::Prefix(".env.".into()));
+        assert_eq!(NameCut::of("/**/a*b"), NameCut::Any);
+        assert_eq!(NameCut::of("/**/*.p?2"), NameCut::Any);
+        assert_eq!(NameCut::of("/**/**"), NameCut::Any);
     }
 
     /// Every `**` denial found through the cut is what a full scan of the walk finds.
