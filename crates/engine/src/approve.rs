@@ -100,7 +100,7 @@ pub(crate) fn asking(d: &Decision, tool: &str, path: Option<&str>) -> Vec<PartKe
         .iter()
         .filter(|p| p.verdict == Verdict::Ask)
         .map(|p| match &p.subject {
-            Subject::Command { argv } => PartKey::Command(argv.clone()),
+            Subject::Command { argv } => PartKey::Command(argv.to_vec()),
             Subject::Path { access, path } => PartKey::Path { access, path: path.clone() },
             Subject::Tool { name } => PartKey::Tool { name: name.clone(), path: path.map(str::to_string) },
             Subject::Opaque { text, .. } => PartKey::Opaque(text.clone()),

@@ -122,7 +122,8 @@ pub struct Decision {
     /// Why, in one sentence a model can act on.
     pub reason: Arc<str>,
     /// The rules that decided the verdict (those of the parts with the combined verdict).
-    pub rules: Vec<RuleRef>,
+    /// Shared: a list of one rule is the policy set's own.
+    pub rules: Arc<[RuleRef]>,
     /// Every part that was judged, with its own verdict.
     pub parts: Vec<Part>,
     /// What the sandbox grants if the request runs. Shared: decisions in the same tier and
@@ -143,7 +144,7 @@ pub struct Part {
     /// Why.
     pub reason: Arc<str>,
     /// The deciding rules (empty when the default or the opaque verdict decided).
-    pub rules: Vec<RuleRef>,
+    pub rules: Arc<[RuleRef]>,
     /// Byte range in the command string, for commands and opaque parts.
     pub span: Option<std::ops::Range<usize>>,
 }
@@ -155,7 +156,7 @@ pub enum Subject {
     /// A simple command (argv as resolved; unknown words shown as written).
     Command {
         /// The argv.
-        argv: Vec<String>,
+        argv: crate::Argv,
     },
     /// A pipeline rule's match (`curl ... | sh`).
     Pipe {

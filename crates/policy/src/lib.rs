@@ -16,6 +16,7 @@
 //! - Evaluation never panics; anything it cannot complete is a deny with the reason.
 #![forbid(unsafe_code)]
 
+mod argv;
 pub mod ast;
 mod compile;
 mod decision;
@@ -23,6 +24,7 @@ pub mod error;
 mod fmt;
 mod parser;
 
+pub use argv::Argv;
 pub use compile::{LayerInfo, PolicySet, compile, grant_matches, GrantGlob};
 pub use decision::*;
 pub use error::{Code, Diagnostic, Diagnostics};

@@ -72,7 +72,7 @@ fn render(x: &Explanation) -> String {
     }
     if !d.rules.is_empty() {
         out.push_str("decided by:\n");
-        for rule in &d.rules {
+        for rule in d.rules.iter() {
             out.push_str(&format!("  {}\n", rule_line(rule)));
         }
     }

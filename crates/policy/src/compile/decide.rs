@@ -147,14 +147,12 @@ impl<'p> Decider<'p> {
                 format!("agent `{agent}` may not use tier `{t}`").into()
             }
         };
-        let rules: Vec<RuleRef> = j
-            .rules
-            .iter()
-            .filter_map(|(l, r)| {
-                let id = self.judge.layers.get(*l)?.rules.get(*r)?.id;
-                self.set.rules.get(id).cloned()
-            })
-            .collect();
+        let id = |(l, r): &(usize, usize)| Some(self.judge.layers.get(*l)?.rules.get(*r)?.id);
+        let rules: Arc<[RuleRef]> = match j.rules.as_slice() {
+            [] => Arc::clone(&self.set.no_rules),
+            [one] => id(one).and_then(|id| self.set.alone.get(id)).cloned().unwrap_or_default(),
+            many => many.iter().filter_map(|x| self.set.rules.get(id(x)?).cloned()).collect(),
+        };
         let tier = j.tier.and_then(|(l, t)| self.judge.tier_arc(l, t));
         self.tally.note(j.verdict, j.tier, j.base_tier);
         self.parts.push(Part { subject, verdict: j.verdict, tier, reason, rules, span });
@@ -168,7 +166,7 @@ impl<'p> Decider<'p> {
         reason: String,
         span: Option<std::ops::Range<usize>>,
     ) {
-        self.parts.push(Part { subject, verdict, tier: None, reason: reason.into(), rules: vec![], span });
+        self.parts.push(Part { subject, verdict, tier: None, reason: reason.into(), rules: Arc::clone(&self.set.no_rules), span });
     }
 
     /// Judges a file access against the `fs` rules.
@@ -241,7 +239,9 @@ impl<'p> Decider<'p> {
 
     fn command(&mut self, cmd: &SimpleCommand) {
         let Some((first, args)) = cmd.argv.split_first() else { return };
-        let subject = Subject::Command { argv: cmd.argv.iter().map(|w| w.text.clone()).collect() };
+        let mut argv = crate::Argv::with_capacity(cmd.argv.len(), cmd.argv.iter().map(|w| w.text.len()).sum());
+        cmd.argv.iter().for_each(|w| argv.push(&w.text));
+        let subject = Subject::Command { argv };
         if !first.known {
             let v = self.judge.opaque;
             let reason = format!(
@@ -257,9 +257,9 @@ impl<'p> Decider<'p> {
         let judge = &self.judge;
         let code_env = cmd.assignments.iter().map(|(n, _)| n.as_str()).find(|n| loads_code(n));
         let collect = |layer: &LayerC, c: &mut Collector| {
-            for e in layer.exec.candidates(&first.text, view.name) {
+            for (known, e) in layer.exec.candidates(&first.text, view.name) {
                 if let Some(rule) = layer.rules.get(e.rule) {
-                    let mut tri = e.matcher.matches(&view, e.mode);
+                    let mut tri = e.matcher.matches_known(&view, e.mode, known);
                     // An assignment that changes what code runs: no allow rule can vouch for it.
                     if code_env.is_some() && rule.verdict == Verdict::Allow {
                         tri = tri.min(Tri::Maybe);
@@ -270,10 +270,10 @@ impl<'p> Decider<'p> {
             // Wrappers run too: ask/deny rules naming them apply (`deny exec sudo`).
             for w in &wrappers {
                 let wv = CmdView { argv0: Some(w), name: base_name(w), args: &[] };
-                for e in layer.exec.candidates(w, wv.name) {
+                for (known, e) in layer.exec.candidates(w, wv.name) {
                     match layer.rules.get(e.rule) {
                         Some(rule) if rule.verdict != Verdict::Allow && judge.applies(rule) => {
-                            c.add(e.rule, rule.verdict, e.matcher.matches(&wv, Mode::Anywhere))
+                            c.add(e.rule, rule.verdict, e.matcher.matches_known(&wv, Mode::Anywhere, known))
                         }
                         _ => {}
                     }

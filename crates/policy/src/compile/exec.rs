@@ -159,6 +159,15 @@ impl ExecMatcher {
         self.matches_args(cmd.args, mode)
     }
 
+    /// [`Self::matches`], skipping the command word when an index already matched it
+    /// (`command_known`).
+    pub(crate) fn matches_known(&self, cmd: &CmdView<'_>, mode: Mode, command_known: bool) -> Tri {
+        if command_known && cmd.argv0.is_some() {
+            return self.matches_args(cmd.args, mode);
+        }
+        self.matches(cmd, mode)
+    }
+
     /// Matches the arguments and conditions (the command word already matched).
     pub(crate) fn matches_args(&self, args: &[Word], mode: Mode) -> Tri {
         let mut result = match mode {

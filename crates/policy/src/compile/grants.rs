@@ -18,13 +18,13 @@ pub(crate) fn refusal(problem: String, reason: String) -> Decision {
         verdict: Verdict::Deny,
         tier: None,
         reason: reason.clone(),
-        rules: vec![],
+        rules: Arc::default(),
         parts: vec![Part {
             subject: Subject::Request { problem },
             verdict: Verdict::Deny,
             tier: None,
             reason,
-            rules: vec![],
+            rules: Arc::default(),
             span: None,
         }],
         grants: Arc::default(),
@@ -79,16 +79,34 @@ fn verdict_slot(v: Verdict) -> usize {
 pub(crate) fn combine(d: Decider<'_>, agent: Option<&AgentProfile>) -> Decision {
     let verdict = d.parts.iter().map(|p| p.verdict).max().unwrap_or(Verdict::Deny);
     let tier = d.tally.tier(verdict).and_then(|(l, t)| d.judge.tier_arc(l, t));
-    let mut rules: Vec<RuleRef> = Vec::new();
     let mut reason = None;
+    // The deciding parts' rules: shared when one part's list holds them all (the usual case).
+    let mut shared: Option<&Arc<[RuleRef]>> = None;
+    let mut merged: Option<Vec<RuleRef>> = None;
     for p in d.parts.iter().filter(|p| p.verdict == verdict) {
         reason.get_or_insert_with(|| Arc::clone(&p.reason));
-        for r in &p.rules {
-            if !rules.iter().any(|x| x.id == r.id) {
-                rules.push(r.clone());
+        if p.rules.is_empty() {
+            continue;
+        }
+        let Some(first) = shared else {
+            shared = Some(&p.rules);
+            continue;
+        };
+        if Arc::ptr_eq(first, &p.rules) {
+            continue;
+        }
+        let list = merged.get_or_insert_with(|| first.to_vec());
+        for r in p.rules.iter() {
+            if !list.iter().any(|x| x.id == r.id) {
+                list.push(r.clone());
             }
         }
     }
+    let rules: Arc<[RuleRef]> = match (merged, shared) {
+        (Some(list), _) => list.into(),
+        (None, Some(one)) => Arc::clone(one),
+        (None, None) => Arc::clone(&d.set.no_rules),
+    };
     let grants = grants(&d, verdict, d.tally.base_tier, agent);
     Decision { verdict, tier, reason: reason.unwrap_or_default(), rules, parts: d.parts, grants }
 }

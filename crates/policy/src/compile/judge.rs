@@ -3,12 +3,20 @@
 
 use super::model::{AgentProfile, LayerC, RuleC};
 use crate::ast::Verdict;
+use smallvec::SmallVec;
+
+/// Rule indices of one part, inline: a part rarely has more than a few matching rules, and a
+/// decision should not allocate for them.
+pub(crate) type RuleIds = SmallVec<[usize; 8]>;
+
+/// Deciding rules as (layer, layer-local rule), inline for the same reason.
+pub(crate) type Deciding = SmallVec<[(usize, usize); 4]>;
 
 /// Matches found in one layer for one part.
 #[derive(Debug, Default)]
 pub(crate) struct Collector {
     /// Layer-local indices of rules that match for certain.
-    pub(crate) definite: Vec<usize>,
+    pub(crate) definite: RuleIds,
     /// An allow rule would match for some value of the unknown words.
     pub(crate) maybe_allow: bool,
     /// An ask/deny rule would match for some value of the unknown words.
@@ -49,7 +57,7 @@ pub(crate) enum How {
 pub(crate) struct Judged {
     pub(crate) verdict: Verdict,
     /// Deciding rules as (layer, layer-local rule).
-    pub(crate) rules: Vec<(usize, usize)>,
+    pub(crate) rules: Deciding,
     /// The reported tier as (layer, tier).
     pub(crate) tier: Option<(usize, usize)>,
     /// The tier the base layer placed the part in (decides grants).
@@ -70,7 +78,7 @@ pub(crate) struct Judge<'p> {
 struct Merged {
     verdict: Option<Verdict>,
     how: Option<How>,
-    rules: Vec<(usize, usize)>,
+    rules: Deciding,
 }
 
 impl Merged {
@@ -117,7 +125,7 @@ impl<'p> Judge<'p> {
         least_privilege: bool,
         mut collect: impl FnMut(&LayerC, &mut Collector),
     ) -> Option<Judged> {
-        let mut merged = Merged { verdict: None, how: None, rules: Vec::new() };
+        let mut merged = Merged { verdict: None, how: None, rules: Deciding::new() };
         let mut base_tier = None;
         // One collector for every layer: its list is cleared, not reallocated.
         let mut c = Collector::default();

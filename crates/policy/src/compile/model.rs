@@ -141,15 +141,19 @@ impl ExecIndex {
         self.entries.push(entry);
     }
 
-    /// Entries whose command word may match (`argv0` as written and its base name).
+    /// Entries whose command word may match (`argv0` as written and its base name), each with
+    /// `true` when its command word is known to match (found by a literal), `false` when it
+    /// still has to be matched (a wildcard).
     pub(crate) fn candidates<'a>(
         &'a self,
         argv0: &str,
         name: &str,
-    ) -> impl Iterator<Item = &'a ExecEntry> + use<'a> {
+    ) -> impl Iterator<Item = (bool, &'a ExecEntry)> + use<'a> {
         let a = self.by_name.get(name).into_iter().flatten();
         let b = self.by_path.get(argv0).into_iter().flatten();
-        a.chain(b).chain(self.wild.iter()).filter_map(|i| self.entries.get(*i))
+        let literal = a.chain(b).map(|i| (true, i));
+        let wild = self.wild.iter().map(|i| (false, i));
+        literal.chain(wild).filter_map(|(known, i)| Some((known, self.entries.get(*i)?)))
     }
 }
 

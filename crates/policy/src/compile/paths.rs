@@ -151,6 +151,36 @@ fn start<'a>(path: &'a str, cwd: &'a str, home: &'a str) -> (&'a str, &'a str) {
     }
 }
 
+/// `s.split('/')` for the short strings paths are: a byte loop, cheaper than the general
+/// searcher on segments of a few bytes (`/` is ASCII, so every cut is a char boundary).
+pub(crate) fn slash_split(s: &str) -> SlashSplit<'_> {
+    SlashSplit { rest: Some(s) }
+}
+
+/// The iterator of [`slash_split`].
+pub(crate) struct SlashSplit<'a> {
+    rest: Option<&'a str>,
+}
+
+impl<'a> Iterator for SlashSplit<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = self.rest?;
+        match rest.bytes().position(|b| b == b'/') {
+            Some(i) => {
+                self.rest = rest.get(i + 1..);
+                rest.get(..i)
+            }
+            None => {
+                self.rest = None;
+                Some(rest)
+            }
+        }
+    }
+}
+
 /// Calls `f` with the segments of [`resolve`]`(path, cwd, home)`, held on the stack when
 /// there are few of them (no string is built).
 pub(crate) fn with_resolved<R>(path: &str, cwd: &str, home: &str, f: impl FnOnce(&[&str]) -> R) -> R {
@@ -158,7 +188,7 @@ pub(crate) fn with_resolved<R>(path: &str, cwd: &str, home: &str, f: impl FnOnce
     let (base, rest) = start(path, cwd, home);
     let mut buf: [&str; INLINE] = [""; INLINE];
     let mut n = 0usize;
-    for seg in base.split('/').chain(rest.split('/')) {
+    for seg in slash_split(base).chain(slash_split(rest)) {
         match seg {
             "" | "." => {}
             ".." => n = n.saturating_sub(1),
@@ -203,13 +233,27 @@ pub(crate) fn normalise(path: &str) -> String {
     resolve(path, "", "")
 }
 
-/// Whether a path is already absolute and lexically normal.
+/// Whether a path is already absolute and lexically normal: `/`, or `/` then segments none of
+/// which is empty, `.` or `..`. Only what follows each `/` is looked at (this runs on every
+/// decision's context).
 fn is_normal(path: &str) -> bool {
     let b = path.as_bytes();
-    path == "/"
-        || (b.first() == Some(&b'/')
-            && b.last() != Some(&b'/')
-            && b.split(|c| *c == b'/').skip(1).all(|s| !matches!(s, b"" | b"." | b"..")))
+    if b == b"/" {
+        return true;
+    }
+    if b.first() != Some(&b'/') {
+        return false;
+    }
+    for (i, c) in b.iter().enumerate() {
+        if *c != b'/' {
+            continue;
+        }
+        match b.get(i + 1..).unwrap_or_default() {
+            [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..] | [b'.', b'.'] | [b'.', b'.', b'/', ..] => return false,
+            _ => {}
+        }
+    }
+    true
 }
 
 /// [`normalise`], borrowing the input as it is when it is already normal.
@@ -227,7 +271,7 @@ pub(crate) fn with_segments<'a, R>(path: &'a str, f: impl FnOnce(&[&'a str]) -> 
     const INLINE: usize = 24;
     let mut buf: [&'a str; INLINE] = [""; INLINE];
     let mut n = 0;
-    for seg in path.split('/').filter(|s| !s.is_empty()) {
+    for seg in slash_split(path).filter(|s| !s.is_empty()) {
         match buf.get_mut(n) {
             Some(slot) => *slot = seg,
             None => return f(&segments(path)),
@@ -267,16 +311,28 @@ impl<'c> Anchors<'c> {
     }
 }
 
-/// The part of `path` below `base`, as segments, or `None` when `path` is not inside it.
+/// The part of `path` below `base` (normalised), as segments, or `None` when `path` is not
+/// inside it. Walks `base` once without splitting it.
 fn below<'a, 'p>(path: &'a [&'p str], base: &str) -> Option<&'a [&'p str]> {
+    let mut base = base.as_bytes();
     let mut rest = path;
-    for seg in base.split('/').filter(|s| !s.is_empty()) {
-        match rest.split_first() {
-            Some((first, tail)) if *first == seg => rest = tail,
-            _ => return None,
+    loop {
+        // `base` is empty or starts with `/`, then a segment.
+        base = match base.split_first() {
+            None => return Some(rest),
+            Some((b'/', tail)) => tail,
+            Some(_) => return None,
+        };
+        if base.is_empty() {
+            return Some(rest);
         }
+        let (first, tail) = rest.split_first()?;
+        base = base.strip_prefix(first.as_bytes())?;
+        if !(base.is_empty() || base.first() == Some(&b'/')) {
+            return None;
+        }
+        rest = tail;
     }
-    Some(rest)
 }
 
 impl PathPattern {
@@ -463,14 +519,16 @@ impl<T: Clone> PathIndex<T> {
                 }
             }
         };
-        if let Some(first) = segs.first() {
-            visit(self.keyed.first().and_then(|m| m.get(*first)));
+        let keyed = |root: Root| self.keyed.get(root.slot()).filter(|m| !m.is_empty());
+        if let (Some(map), Some(first)) = (keyed(Root::Absolute), segs.first()) {
+            visit(map.get(*first));
         }
         for root in [Root::Workspace, Root::Home] {
-            if let Some(rest) = below(segs, anchors.root(root))
+            if let Some(map) = keyed(root)
+                && let Some(rest) = below(segs, anchors.root(root))
                 && let Some(first) = rest.first()
             {
-                visit(self.keyed.get(root.slot()).and_then(|m| m.get(*first)));
+                visit(map.get(*first));
             }
         }
         if !self.by_literal.is_empty() {
@@ -634,8 +692,32 @@ mod tests {
                 }
             }
         }
-        for p in ["/", "/a", "/a/b", "a", "/a/", "/a//b", "/a/./b", "/a/../b", "/.", "/..", "", "/a."] {
+        let odd = ["/", "/a", "/a/b", "a", "/a/", "/a//b", "/a/./b", "/a/../b", "/.", "/..", "", "/a."];
+        let more = ["/...", "/a/...", "/.a", "/a/..b", "/a/b.", "//", "/a/.", "/a/..", "/é/ü", "./a", "/a/b/c/d"];
+        for p in odd.into_iter().chain(more) {
             assert_eq!(is_normal(p), normalise(p) == p, "{p}");
+            assert_eq!(slash_split(p).collect::<Vec<_>>(), p.split('/').collect::<Vec<_>>(), "{p}");
+        }
+    }
+
+    #[test]
+    fn below_agrees_with_splitting_the_base() {
+        let reference = |path: &[&str], base: &str| -> Option<Vec<String>> {
+            let mut rest = path;
+            for seg in base.split('/').filter(|s| !s.is_empty()) {
+                match rest.split_first() {
+                    Some((first, tail)) if *first == seg => rest = tail,
+                    _ => return None,
+                }
+            }
+            Some(rest.iter().map(|s| s.to_string()).collect())
+        };
+        let paths: [&[&str]; 6] = [&[], &["w"], &["w", "x"], &["ws", "x"], &["w", "x", "y"], &["home", "u", ".ssh"]];
+        for base in ["/", "/w", "/w/x", "/ws", "/w/x/y/z", "/home/u", "/home"] {
+            for path in paths {
+                let got = below(path, base).map(|r| r.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+                assert_eq!(got, reference(path, base), "{path:?} below {base}");
+            }
         }
     }
 
