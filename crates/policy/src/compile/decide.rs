@@ -151,7 +151,12 @@ impl<'p> Decider<'p> {
         let rules: Arc<[RuleRef]> = match j.rules.as_slice() {
             [] => Arc::clone(&self.set.no_rules),
             [one] => id(one).and_then(|id| self.set.alone.get(id)).cloned().unwrap_or_default(),
-            many => many.iter().filter_map(|x| self.set.rules.get(id(x)?).cloned()).collect(),
+            many => {
+                let found: smallvec::SmallVec<[&RuleRef; 8]> =
+                    many.iter().filter_map(|x| self.set.rules.get(id(x)?)).collect();
+                // A slice iterator with a known length: the list is allocated once.
+                found.iter().map(|r| (*r).clone()).collect()
+            }
         };
         let tier = j.tier.and_then(|(l, t)| self.judge.tier_arc(l, t));
         self.tally.note(j.verdict, j.tier, j.base_tier);

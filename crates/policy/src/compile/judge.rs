@@ -134,6 +134,14 @@ impl<'p> Judge<'p> {
             c.maybe_allow = false;
             c.maybe_restrict = false;
             collect(layer, &mut c);
+            if c.definite.is_empty() && !c.maybe_allow && !c.maybe_restrict {
+                // Nothing matched here: the layer's default, if this part takes defaults.
+                let default = if li == 0 { Some(self.base_default) } else { layer.default };
+                if let (true, Some(v)) = (use_default, default) {
+                    merged.add(li, layer, v, How::Default, &[]);
+                }
+                continue;
+            }
             c.definite.retain(|r| layer.rules.get(*r).is_some_and(|r| self.applies(r)));
             let verdict_of = |r: &usize| layer.rules.get(*r).map(|r| r.verdict);
             let def_max = c.definite.iter().filter_map(verdict_of).max();

@@ -540,7 +540,9 @@ impl<T: Clone> PathIndex<T> {
                 visit(self.by_literal.get(*seg));
             }
         }
-        visit(Some(&self.other));
+        if !self.other.is_empty() {
+            visit(Some(&self.other));
+        }
     }
 }
 
