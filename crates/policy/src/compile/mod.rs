@@ -127,8 +127,12 @@ const PARALLEL_BYTES: usize = 128 * 1024;
 fn parse_side_by_side(layers: &[LayerSource]) -> Vec<Option<crate::ast::Policy>> {
     let files: Vec<&crate::decision::SourceFile> = layers.iter().flat_map(|l| &l.files).collect();
     let bytes: usize = files.iter().map(|f| f.text.len()).sum();
+    // Checked first: asking for the parallelism reads cgroup files (about half a millisecond).
+    if bytes < PARALLEL_BYTES || files.len() < 2 {
+        return Vec::new();
+    }
     let threads = std::thread::available_parallelism().map_or(1, usize::from).min(files.len()).min(8);
-    if threads < 2 || bytes < PARALLEL_BYTES {
+    if threads < 2 {
         return Vec::new();
     }
     let chunk = files.len().div_ceil(threads);
