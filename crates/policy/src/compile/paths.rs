@@ -294,7 +294,10 @@ impl<'c> Anchors<'c> {
     pub(crate) fn new(ctx: &'c Context) -> Anchors<'c> {
         let workspace = normalise_cow(&ctx.workspace);
         let home = normalise_cow(&ctx.home);
-        let cwd = if ctx.cwd.starts_with('/') {
+        let cwd = if ctx.cwd == ctx.workspace {
+            // The usual case: the command runs at the workspace root, normalised just above.
+            workspace.clone()
+        } else if ctx.cwd.starts_with('/') {
             normalise_cow(&ctx.cwd)
         } else {
             Cow::Owned(normalise(&format!("{workspace}/{}", ctx.cwd)))
