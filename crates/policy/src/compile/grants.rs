@@ -9,7 +9,7 @@ use super::paths::{Anchors, PathPattern};
 use crate::ast::Verdict;
 use crate::decision::{Backend, Decision, Grants, Limits, Network, Part, RuleRef, Subject};
 use std::cmp::Reverse;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// A decision that refuses the request itself (unknown agent, ...).
 pub(crate) fn refusal(problem: String, reason: String) -> Decision {
@@ -251,9 +251,19 @@ impl From<&Network> for NetC {
 /// Expanded grants per context, filled on first use.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
+    /// The first context decided in (an engine usually has one): read without a lock.
+    first: OnceLock<FirstEntry>,
+    /// Other contexts.
     entries: RwLock<Vec<CacheEntry>>,
     /// No grants: what every denied request shares.
     none: Arc<Grants>,
+}
+
+#[derive(Debug)]
+struct FirstEntry {
+    workspace: String,
+    home: String,
+    plans: Vec<OnceLock<Arc<Grants>>>,
 }
 
 #[derive(Debug)]
@@ -268,6 +278,17 @@ const CACHED_CONTEXTS: usize = 16;
 
 impl Cache {
     fn get(&self, plans: &Plans, plan: usize, anchors: &Anchors) -> Arc<Grants> {
+        let first = self.first.get_or_init(|| FirstEntry {
+            workspace: anchors.workspace.to_string(),
+            home: anchors.home.to_string(),
+            plans: (0..plans.len()).map(|_| OnceLock::new()).collect(),
+        });
+        if first.workspace == *anchors.workspace
+            && first.home == *anchors.home
+            && let Some(slot) = first.plans.get(plan)
+        {
+            return Arc::clone(slot.get_or_init(|| Arc::new(plans.expand(plan, anchors))));
+        }
         let hit = |e: &CacheEntry| e.workspace == *anchors.workspace && e.home == *anchors.home;
         if let Ok(entries) = self.entries.read()
             && let Some(g) = entries.iter().find(|e| hit(e)).and_then(|e| e.plans.get(plan)?.clone())

@@ -406,6 +406,29 @@ fn grants_follow_the_tier() {
 }
 
 #[test]
+fn grants_are_expanded_for_each_context_however_many_the_set_has_seen() {
+    let set = compile_texts(&[MAIN]).unwrap();
+    let analysis = analyse("cargo build");
+    let request = Request { agent: None, action: Action::Exec(&analysis) };
+    // Contexts that share a workspace but not a home, and the other way round.
+    let context = |i: usize| Context {
+        workspace: format!("/w{}", i % 5),
+        home: format!("/h{}", i % 3),
+        cwd: format!("/w{}", i % 5),
+    };
+    // The first context, then more than the cache keeps, then the first again: each decision's
+    // grants are those of its own context (a fresh set gives the same).
+    for i in [0, 1, 2, 0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 1, 0] {
+        let ctx = context(i);
+        let got = set.decide(&request, &ctx);
+        let fresh = compile_texts(&[MAIN]).unwrap().decide(&request, &ctx);
+        assert_eq!(got.grants, fresh.grants, "context {i}");
+        assert!(got.grants.write.contains(&format!("/w{}/**", i % 5)), "context {i}: {:?}", got.grants.write);
+        assert!(got.grants.deny.contains(&format!("/h{}/.ssh/**", i % 3)), "context {i}: {:?}", got.grants.deny);
+    }
+}
+
+#[test]
 fn a_file_access_takes_the_lowest_tier_that_covers_it() {
     // `fs write` implies read, so the write tier also covers reading the workspace: a read must
     // still run as a read, with no write grant.
