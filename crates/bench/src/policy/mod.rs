@@ -229,9 +229,11 @@ fn header_notes(opts: &Options) -> Vec<String> {
             rules::SEED,
             if opts.quick { ", --quick budgets" } else { "" },
         ),
-        String::from(
+        format!(
             "latency per call; rows with batch > 1 time batches of that many calls and report \
-             p50/p99 of the batch means",
+             p50/p99 of the batch means (calls under {} µs; reading the clock costs {} ns here)",
+            crate::stats::BATCH_BELOW.as_micros(),
+            crate::stats::timer_cost().as_nanos(),
         ),
         String::from(
             "ratio = warden p50 / cedar p50 (below 1: warden faster); outcome = warden/cedar; \
