@@ -171,7 +171,8 @@ impl<'p> Decider<'p> {
         reason: String,
         span: Option<std::ops::Range<usize>>,
     ) {
-        self.parts.push(Part { subject, verdict, tier: None, reason: reason.into(), rules: Arc::clone(&self.set.no_rules), span });
+        let rules = Arc::clone(&self.set.no_rules);
+        self.parts.push(Part { subject, verdict, tier: None, reason: reason.into(), rules, span });
     }
 
     /// Judges a file access against the `fs` rules.
@@ -244,7 +245,8 @@ impl<'p> Decider<'p> {
 
     fn command(&mut self, cmd: &SimpleCommand) {
         let Some((first, args)) = cmd.argv.split_first() else { return };
-        let mut argv = crate::Argv::with_capacity(cmd.argv.len(), cmd.argv.iter().map(|w| w.text.len()).sum());
+        let bytes = cmd.argv.iter().map(|w| w.text.len()).sum();
+        let mut argv = crate::Argv::with_capacity(cmd.argv.len(), bytes);
         cmd.argv.iter().for_each(|w| argv.push(&w.text));
         let subject = Subject::Command { argv };
         if !first.known {
