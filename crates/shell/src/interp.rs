@@ -289,6 +289,12 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
         }
         return;
     }
+    if matches!(program, "make" | "gmake" | "bmake") {
+        if crate::make::takes_inline_code(&raw.argv) {
+            ctx.opaque(OpaqueReason::InlineCode, &full, span);
+        }
+        return;
+    }
     if matches!(program, "sed" | "gsed") {
         if sed_is_dangerous(&raw.argv) {
             ctx.opaque(OpaqueReason::InlineCode, &full, span);

@@ -19,6 +19,7 @@ mod brace;
 mod command;
 pub mod guard;
 mod interp;
+mod make;
 mod model;
 mod sed;
 mod walk;

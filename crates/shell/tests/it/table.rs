@@ -318,6 +318,17 @@ const ROWS: &[Row] = &[
     (r##"node --eval 'x'"##, &["node --eval x"], &["InlineCode"]),
     (r##"node app.js"##, &["node app.js"], &[]),
     (
+        r##"make -f - <<< 'all:; rm -rf .'"##,
+        &["make -f -"],
+        &["InlineCode"],
+    ),
+    (
+        r##"make --eval='x := $(shell id)' all"##,
+        &["make --eval=x := $(shell id) all"],
+        &["InlineCode"],
+    ),
+    (r##"make -f Makefile.ci test"##, &["make -f Makefile.ci test"], &[]),
+    (
         r##"perl -e 'unlink "x"'"##,
         &["perl -e unlink \"x\""],
         &["InlineCode"],
