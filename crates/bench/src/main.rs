@@ -36,6 +36,8 @@ enum Bench {
     Mcp(Options),
     /// Audit log records per second with fsync on: one writer, two contending, verify.
     Audit(Options),
+    /// One `decide` request in a plain loop, for profilers (instruction counts).
+    DecideLoop(policy::decide_loop::LoopArgs),
 }
 
 /// Flags every subcommand takes.
@@ -51,12 +53,25 @@ pub struct Options {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Bench::DecideLoop(args) = &cli.bench {
+        return match policy::decide_loop::run(args) {
+            Ok(line) => {
+                println!("{line}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("warden-bench: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let (opts, report) = match &cli.bench {
         Bench::Policy(opts) => (opts, policy::run(opts).map_err(|e| e.to_string())),
         Bench::Wasi(opts) => (opts, wasi::run(opts).map_err(|e| e.to_string())),
         Bench::Spawn(opts) => (opts, spawn::run(opts).map_err(|e| e.to_string())),
         Bench::Mcp(opts) => (opts, mcp::run(opts).map_err(|e| e.to_string())),
         Bench::Audit(opts) => (opts, audit::run(opts)),
+        Bench::DecideLoop(_) => return ExitCode::SUCCESS,
     };
     match report {
         Ok(report) => {

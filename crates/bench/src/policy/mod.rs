@@ -17,6 +17,7 @@
 
 mod cedar_side;
 mod commands;
+pub mod decide_loop;
 mod load;
 mod rules;
 mod warden_side;
@@ -63,6 +64,9 @@ pub enum BenchError {
         /// Cedar's decision.
         cedar: &'static str,
     },
+    /// warden refused the generated rules (a generator bug).
+    #[error("warden: {0}")]
+    Compile(String),
 }
 
 /// Time budgets per measurement.
