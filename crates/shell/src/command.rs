@@ -225,6 +225,26 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
         find(ctx, raw, via);
         return Peeled::Done;
     }
+    match crate::runners::runner(program, &raw.argv) {
+        crate::runners::Runner::No => {}
+        crate::runners::Runner::Unknown(opt) => {
+            emit(ctx, raw, via);
+            let text = format!("{program} {opt}");
+            ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
+            return Peeled::Done;
+        }
+        crate::runners::Runner::At(start) => {
+            // The tool runs (its own rules apply), and so does the command it is given.
+            emit(ctx, raw, via);
+            let inner = rest(raw, start);
+            if inner.is_empty() {
+                return Peeled::Done;
+            }
+            raw.argv = inner;
+            via.push(program.to_owned());
+            return Peeled::Again;
+        }
+    }
     let Some(spec) = wrappers::spec_of(program) else {
         return Peeled::NotWrapper;
     };

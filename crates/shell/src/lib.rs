@@ -21,6 +21,7 @@ pub mod guard;
 mod interp;
 mod make;
 mod model;
+mod runners;
 mod sed;
 mod walk;
 mod words;

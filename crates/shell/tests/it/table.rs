@@ -329,6 +329,16 @@ const ROWS: &[Row] = &[
     ),
     (r##"make -f Makefile.ci test"##, &["make -f Makefile.ci test"], &[]),
     (
+        r##"uv run --frozen rm -rf ."##,
+        &["uv run --frozen rm -rf .", "[uv] rm -rf ."],
+        &[],
+    ),
+    (
+        r##"uv run --with rich python x.py"##,
+        &["uv run --with rich python x.py"],
+        &["Unsupported"],
+    ),
+    (
         r##"perl -e 'unlink "x"'"##,
         &["perl -e unlink \"x\""],
         &["InlineCode"],
