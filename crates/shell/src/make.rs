@@ -63,9 +63,7 @@ fn is_stdin(path: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn argv(line: &str) -> Vec<Word> {
-        line.split(' ').map(|t| Word { text: t.to_owned(), known: !t.starts_with('$') }).collect()
-    }
+    use crate::model::test_words as argv;
 
     #[test]
     fn code_in_the_command_is_found() {

@@ -62,6 +62,12 @@ pub struct Word {
     pub known: bool,
 }
 
+/// The words of `line` split at spaces, for unit tests: a word starting with `$` is unknown.
+#[cfg(test)]
+pub(crate) fn test_words(line: &str) -> Vec<Word> {
+    line.split(' ').map(|t| Word { text: t.to_owned(), known: !t.starts_with('$') }).collect()
+}
+
 /// A pipeline position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct PipelinePos {

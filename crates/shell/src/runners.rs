@@ -71,9 +71,7 @@ pub(crate) fn runner(program: &str, argv: &[Word]) -> Runner {
 mod tests {
     use super::*;
 
-    fn argv(line: &str) -> Vec<Word> {
-        line.split(' ').map(|t| Word { text: t.to_owned(), known: !t.starts_with('$') }).collect()
-    }
+    use crate::model::test_words as argv;
 
     #[test]
     fn finds_the_command_after_the_subcommand_and_its_options() {

@@ -356,14 +356,7 @@ pub(crate) fn value<'a>(p: &'a Parsed, names: &[&str]) -> Option<&'a Word> {
 mod tests {
     use super::*;
 
-    fn words(s: &str) -> Vec<Word> {
-        s.split(' ')
-            .map(|t| Word {
-                text: t.to_owned(),
-                known: true,
-            })
-            .collect()
-    }
+    use crate::model::test_words as words;
 
     #[test]
     fn sudo_options_with_values_are_skipped() {

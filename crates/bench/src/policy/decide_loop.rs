@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use warden_policy::ast::Verdict;
-use warden_policy::{Action, Context, PolicySet, Request};
+use warden_policy::{Context, PolicySet};
 use warden_shell::Analysis;
 
 use super::{BenchError, commands, rules, warden_side};
@@ -36,7 +36,7 @@ pub struct LoopArgs {
 /// One decision, made and dropped: the function a profiler counts.
 #[inline(never)]
 pub fn decide_once(set: &PolicySet, analysis: &Analysis, ctx: &Context) -> Verdict {
-    set.decide(&Request { agent: None, action: Action::Exec(analysis) }, ctx).verdict
+    warden_side::verdict(set, analysis, ctx)
 }
 
 /// Runs the loop; returns the line to print.
