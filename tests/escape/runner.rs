@@ -24,11 +24,21 @@ pub enum User {
     Unprivileged,
 }
 
+/// How warden builds the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// Every run builds its own namespaces and mount view (what a one-shot `warden run` does).
+    OneShot,
+    /// The run joins a prepared view (what a long-lived warden does from a view's second run on),
+    /// forced from the first run with `WARDEN_SANDBOX_VIEWS=always`.
+    View,
+}
+
 /// A way to run a sandboxed command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runner {
     /// `warden run --json`.
-    Warden(User),
+    Warden(User, Build),
     /// The bubblewrap reference profile.
     Bwrap,
 }
@@ -99,8 +109,10 @@ impl Runner {
     /// The column name in the report.
     pub fn name(self) -> &'static str {
         match self {
-            Runner::Warden(User::Caller) => "caller",
-            Runner::Warden(User::Unprivileged) => "unprivileged",
+            Runner::Warden(User::Caller, Build::OneShot) => "caller",
+            Runner::Warden(User::Unprivileged, Build::OneShot) => "unprivileged",
+            Runner::Warden(User::Caller, Build::View) => "caller+view",
+            Runner::Warden(User::Unprivileged, Build::View) => "unprivileged+view",
             Runner::Bwrap => "bwrap",
         }
     }
@@ -113,7 +125,7 @@ impl Runner {
         let script = format!("{}\n# {}", fx.expand(&attack.script), fx.root.display());
         let timeout = Duration::from_secs(u64::from(attack.timeout.unwrap_or(10)));
         let mut cmd = match self {
-            Runner::Warden(user) => warden_command(fx, attack, &script, user),
+            Runner::Warden(user, build) => warden_command(fx, attack, &script, user, build),
             Runner::Bwrap => bwrap_command(fx, attack, &script),
         };
         cmd.current_dir(&fx.ws)
@@ -135,7 +147,7 @@ impl Runner {
         // warden enforces the timeout itself; the harness only bounds its own wait.
         let limit = match self {
             Runner::Bwrap => timeout,
-            Runner::Warden(_) => timeout + Duration::from_secs(20),
+            Runner::Warden(..) => timeout + Duration::from_secs(20),
         };
         let (status, killed) = wait_bounded(&mut child, limit)?;
         let duration = started.elapsed();
@@ -153,7 +165,7 @@ impl Runner {
                 denials: Vec::new(),
                 sandbox: None,
             }),
-            Runner::Warden(_) => {
+            Runner::Warden(..) => {
                 if killed {
                     return Err(format!(
                         "warden did not return within {} s (the harness killed it); stderr {:?}",
@@ -167,7 +179,13 @@ impl Runner {
     }
 }
 
-fn warden_command(fx: &Fixture, attack: &Attack, script: &str, user: User) -> Command {
+fn warden_command(
+    fx: &Fixture,
+    attack: &Attack,
+    script: &str,
+    user: User,
+    build: Build,
+) -> Command {
     let warden = env!("CARGO_BIN_EXE_warden");
     let mut argv: Vec<String> = Vec::new();
     if user == User::Unprivileged {
@@ -195,7 +213,16 @@ fn warden_command(fx: &Fixture, attack: &Attack, script: &str, user: User) -> Co
     }
     argv.extend(["--", "/bin/sh", "-c"].map(String::from));
     argv.push(script.to_string());
-    launcher(attack, argv)
+    let mut cmd = launcher(attack, argv);
+    cmd.env(
+        "WARDEN_SANDBOX_VIEWS",
+        if build == Build::View {
+            "always"
+        } else {
+            "off"
+        },
+    );
+    cmd
 }
 
 /// Runs `argv` directly, or through bash holding the attack's descriptors open on 7, 8 and 9.

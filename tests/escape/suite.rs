@@ -15,7 +15,7 @@ use crate::cases::{self, Case};
 use crate::check::{Snapshot, contains, loot_in_workspace};
 use crate::fixture::Fixture;
 use crate::procs::survivors;
-use crate::runner::{Outcome, Runner, User};
+use crate::runner::{Build, Outcome, Runner, User};
 
 /// One case under one runner: pass, or the reasons it failed.
 type Verdict = Result<(), Vec<String>>;
@@ -24,9 +24,13 @@ fn selected_runners() -> Vec<Runner> {
     let root = fs::metadata("/proc/self")
         .map(|m| m.uid() == 0)
         .unwrap_or(false);
-    let mut all = vec![Runner::Warden(User::Caller)];
+    let mut all = vec![
+        Runner::Warden(User::Caller, Build::OneShot),
+        Runner::Warden(User::Caller, Build::View),
+    ];
     if root {
-        all.push(Runner::Warden(User::Unprivileged));
+        all.push(Runner::Warden(User::Unprivileged, Build::OneShot));
+        all.push(Runner::Warden(User::Unprivileged, Build::View));
     }
     all.push(Runner::Bwrap);
     match std::env::var("ESCAPE_RUNNERS") {
@@ -127,31 +131,38 @@ fn report(cases: &[Case], runners: &[Runner], bwrap: bool, results: &[(usize, Ru
             None => "?",
         }
     };
-    let columns = [
-        ("warden(caller)", Runner::Warden(User::Caller)),
-        ("warden(unprivileged)", Runner::Warden(User::Unprivileged)),
-        ("bwrap", Runner::Bwrap),
-    ];
+    let columns: Vec<(String, Runner)> = runners
+        .iter()
+        .filter(|r| **r != Runner::Bwrap)
+        .chain(std::iter::once(&Runner::Bwrap))
+        .map(|r| {
+            (
+                if *r == Runner::Bwrap {
+                    "bwrap".to_string()
+                } else {
+                    format!("warden({})", r.name())
+                },
+                *r,
+            )
+        })
+        .collect();
     let width = cases.iter().map(|c| c.name.len()).max().unwrap_or(4).max(4);
-    let mut table = format!(
-        "{:width$} | {:14} | {:20} | {:5}\n",
-        "case", columns[0].0, columns[1].0, columns[2].0
-    );
-    table.push_str(&format!(
-        "{}-+-{}-+-{}-+-{}\n",
-        "-".repeat(width),
-        "-".repeat(14),
-        "-".repeat(20),
-        "-".repeat(5)
-    ));
+    let mut table = format!("{:width$}", "case");
+    for (name, _) in &columns {
+        table.push_str(&format!(" | {name}"));
+    }
+    table.push('\n');
+    table.push_str(&"-".repeat(width));
+    for (name, _) in &columns {
+        table.push_str(&format!("-+-{}", "-".repeat(name.len())));
+    }
+    table.push('\n');
     for (i, c) in cases.iter().enumerate() {
-        table.push_str(&format!(
-            "{:width$} | {:14} | {:20} | {:5}\n",
-            c.name,
-            cell(i, columns[0].1),
-            cell(i, columns[1].1),
-            cell(i, columns[2].1)
-        ));
+        table.push_str(&format!("{:width$}", c.name));
+        for (name, r) in &columns {
+            table.push_str(&format!(" | {:w$}", cell(i, *r), w = name.len()));
+        }
+        table.push('\n');
     }
     let n = cases.len();
     let passed = |r: Runner| (0..n).filter(|&i| cell(i, r) == "pass").count();
@@ -181,20 +192,33 @@ fn report(cases: &[Case], runners: &[Runner], bwrap: bool, results: &[(usize, Ru
     let mut failures = Vec::new();
     for (i, r, v) in results {
         let Some(c) = cases.get(*i) else { continue };
-        let root = fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
-        let known = root && *r != Runner::Bwrap && KNOWN_GAPS.iter().any(|(name, runner)| *name == c.name && *runner == r.name());
+        let root = fs::metadata("/proc/self")
+            .map(|m| m.uid() == 0)
+            .unwrap_or(false);
+        let known = root
+            && *r != Runner::Bwrap
+            && KNOWN_GAPS
+                .iter()
+                .any(|(name, runner)| *name == c.name && *runner == r.name());
         match v {
             Err(why) => {
                 let line = format!("  {} under {}: {}", c.name, r.name(), why.join(" | "));
                 if *r == Runner::Bwrap {
                     table.push_str(&format!("bwrap (reference, not asserted):{}\n", line));
                 } else if known {
-                    table.push_str(&format!("KNOWN GAP (issue 3 stays open until it passes):{}\n", line));
+                    table.push_str(&format!(
+                        "KNOWN GAP (issue 3 stays open until it passes):{}\n",
+                        line
+                    ));
                 } else {
                     failures.push(line);
                 }
             }
-            Ok(_) if known => failures.push(format!("  {} under {}: passes now; remove it from KNOWN_GAPS", c.name, r.name())),
+            Ok(_) if known => failures.push(format!(
+                "  {} under {}: passes now; remove it from KNOWN_GAPS",
+                c.name,
+                r.name()
+            )),
             Ok(_) => {}
         }
     }
@@ -230,7 +254,7 @@ fn run_one(case: &Case, runner: Runner) -> Verdict {
 fn judge(case: &Case, runner: Runner, fx: &Fixture) -> Verdict {
     let mut attack = (case.plant)(fx).map_err(|e| vec![format!("plant: {e}")])?;
     attack.timeout = case.timeout;
-    if runner == Runner::Warden(User::Unprivileged) {
+    if matches!(runner, Runner::Warden(User::Unprivileged, _)) {
         fx.give_workspace_to_nobody().map_err(|e| vec![e])?;
     }
     let before = Snapshot::take(fx);
@@ -271,8 +295,19 @@ fn judge(case: &Case, runner: Runner, fx: &Fixture) -> Verdict {
     if let Err(e) = check(fx, &outcome) {
         why.push(e);
     }
-    if let Runner::Warden(_) = runner {
+    if let Runner::Warden(_, build) = runner {
         why.extend(wrong_denials(fx, &attack.expect, &outcome));
+        // The view columns prove nothing unless the run really joined a prepared view.
+        let in_view = outcome
+            .sandbox
+            .as_deref()
+            .is_some_and(|s| s.contains("mount view prepared once"));
+        if in_view != (build == Build::View) {
+            why.push(format!(
+                "ran in a prepared view: {in_view}, expected {}",
+                build == Build::View
+            ));
+        }
     }
     if why.is_empty() { Ok(()) } else { Err(why) }
 }

@@ -41,12 +41,13 @@ pub(crate) enum Stage {
     Fds,
     Seccomp,
     Exec,
+    View,
 }
 
 impl Stage {
     pub(crate) fn from_u32(v: u32) -> Option<Stage> {
         use Stage::*;
-        [Stdio, Sync, Private, Staging, Step, Pivot, Hostname, Cwd, NoNewPrivs, Landlock, Caps, Rlimit, Session, Fds, Seccomp, Exec]
+        [Stdio, Sync, Private, Staging, Step, Pivot, Hostname, Cwd, NoNewPrivs, Landlock, Caps, Rlimit, Session, Fds, Seccomp, Exec, View]
             .into_iter()
             .find(|s| *s as u32 == v)
     }
@@ -60,6 +61,9 @@ pub(crate) struct Child<'a> {
     pub rlimits: &'a [(libc::__rlimit_resource_t, u64)],
     /// The parent's detached trees that `Step::Attach` names.
     pub trees: &'a [RawFd],
+    /// Running in a prepared view (see `view.rs`): only these per-run mounts are made, the
+    /// view already holds the rest.
+    pub fresh: Option<&'a [crate::view::Fresh]>,
     /// Root caller: the unprivileged uid and gid the command runs as.
     pub drop_to: Option<(u32, u32)>,
     pub argv: &'a [*const c_char],
@@ -104,14 +108,14 @@ const CAP_VERSION_3: u32 = 0x2008_0522;
 const SECUREBITS: libc::c_ulong = 0b1110_1111;
 const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
 const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+pub(crate) const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
 
-fn errno() -> i32 {
+pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 /// Reports the failure to the parent and exits. Never returns.
-fn fail(err: RawFd, stage: Stage, step: usize, code: i32) -> ! {
+pub(crate) fn fail(err: RawFd, stage: Stage, step: usize, code: i32) -> ! {
     let mut msg = [0u8; 12];
     msg[..4].copy_from_slice(&(stage as u32).to_ne_bytes());
     msg[4..8].copy_from_slice(&u32::try_from(step).unwrap_or(u32::MAX).to_ne_bytes());
@@ -124,7 +128,7 @@ fn fail(err: RawFd, stage: Stage, step: usize, code: i32) -> ! {
     }
 }
 
-fn p(c: &CStr) -> *const c_char {
+pub(crate) fn p(c: &CStr) -> *const c_char {
     c.as_ptr()
 }
 
@@ -134,25 +138,44 @@ fn p(c: &CStr) -> *const c_char {
 /// Must be called only in the child right after `clone`, with every pointer in `c` valid
 /// (they point into the parent's memory, which the child shares until execve).
 pub(crate) unsafe fn enter(c: &Child) -> ! {
-    let null = std::ptr::null::<c_char>();
-    // SAFETY: (the whole block) raw system calls on C strings and buffers the parent prepared and
-    // the child's copy of memory keeps alive; no allocation, no locks (see module docs).
+    // SAFETY: the caller's contract, passed on.
     unsafe {
-        macro_rules! check {
-            ($e:expr, $stage:expr) => {
-                if ($e) < 0 {
-                    fail(c.err, $stage, 0, errno())
-                }
-            };
-            ($e:expr, $stage:expr, $step:expr) => {
-                if ($e) < 0 {
-                    fail(c.err, $stage, $step, errno())
-                }
-            };
+        start(c);
+        match c.fresh {
+            None => build(c.plan, c.trees, c.err),
+            Some(ops) => crate::view_child::fresh(ops, c.err),
         }
-        check!(libc::dup2(c.stdin, 0), Stage::Stdio);
-        check!(libc::dup2(c.stdout, 1), Stage::Stdio);
-        check!(libc::dup2(c.stderr, 2), Stage::Stdio);
+        finish(c)
+    }
+}
+
+/// Checks a raw system call's result: a negative one reports `(stage, step, errno)` and exits.
+macro_rules! check {
+    ($err:expr, $e:expr, $stage:expr) => {
+        if ($e) < 0 {
+            fail($err, $stage, 0, errno())
+        }
+    };
+    ($err:expr, $e:expr, $stage:expr, $step:expr) => {
+        if ($e) < 0 {
+            fail($err, $stage, $step, errno())
+        }
+    };
+}
+pub(crate) use check;
+
+/// Standard descriptors, default signal dispositions, the parent's go, no controlling
+/// terminal and a process group of its own.
+///
+/// # Safety
+/// Same as [`enter`].
+unsafe fn start(c: &Child) {
+    // SAFETY: (the whole block) raw system calls on descriptors and buffers the parent prepared
+    // (see module docs).
+    unsafe {
+        check!(c.err, libc::dup2(c.stdin, 0), Stage::Stdio);
+        check!(c.err, libc::dup2(c.stdout, 1), Stage::Stdio);
+        check!(c.err, libc::dup2(c.stderr, 2), Stage::Stdio);
         // Signals: an ignored disposition survives exec (Rust ignores SIGPIPE): reset them all.
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
@@ -162,11 +185,7 @@ pub(crate) unsafe fn enter(c: &Child) -> ! {
                 libc::signal(sig, libc::SIG_DFL);
             }
         }
-
-        let mut go = 0u8;
-        if libc::read(c.sync, (&raw mut go).cast(), 1) != 1 {
-            fail(c.err, Stage::Sync, 0, errno());
-        }
+        wait_go(c.sync, c.err);
         // No controlling terminal, own process group. Not setsid: a new session costs a
         // scheduler autogroup (0.5-2 ms here). TIOCNOTTY from a process that is not a session
         // leader only clears its own terminal; /dev/tty (the host's, before the view replaces
@@ -176,35 +195,48 @@ pub(crate) unsafe fn enter(c: &Child) -> ! {
         if tty >= 0 {
             let r = libc::ioctl(tty, libc::TIOCNOTTY);
             libc::close(tty);
-            check!(r, Stage::Session);
+            check!(c.err, r, Stage::Session);
         }
-        check!(libc::setpgid(0, 0), Stage::Session);
+        check!(c.err, libc::setpgid(0, 0), Stage::Session);
+    }
+}
 
-        let plan = c.plan;
-        check!(libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()), Stage::Private);
+/// Blocks until the parent writes its go byte on `sync`.
+///
+/// # Safety
+/// Same as [`enter`].
+pub(crate) unsafe fn wait_go(sync: RawFd, err: RawFd) {
+    let mut go = 0u8;
+    // SAFETY: reads one byte into a stack variable.
+    if unsafe { libc::read(sync, (&raw mut go).cast(), 1) } != 1 {
+        fail(err, Stage::Sync, 0, errno());
+    }
+}
+
+/// Builds the mount view of `plan` and makes it the root: private propagation, the staging
+/// tmpfs, every step, pivot_root, the old root detached, the new root read-only.
+///
+/// # Safety
+/// Same as [`enter`]; `trees` are the descriptors [`Step::Attach`] names.
+pub(crate) unsafe fn build(plan: &Plan, trees: &[RawFd], err: RawFd) {
+    let null = std::ptr::null::<c_char>();
+    // SAFETY: (the whole block) raw system calls on C strings the parent prepared.
+    unsafe {
+        check!(err, libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()), Stage::Private);
         let tmpfs = c"tmpfs".as_ptr();
         let setup = libc::MS_NOSUID | libc::MS_NODEV;
-        check!(libc::mount(tmpfs, p(&plan.staging), tmpfs, setup, c"mode=0755,size=1m".as_ptr().cast()), Stage::Staging);
+        check!(err, libc::mount(tmpfs, p(&plan.staging), tmpfs, setup, c"mode=0755,size=1m".as_ptr().cast()), Stage::Staging);
         let fd = libc::open(p(&plan.cover_file), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0);
-        check!(fd, Stage::Staging);
+        check!(err, fd, Stage::Staging);
         libc::close(fd);
-        check!(libc::mkdir(p(&plan.cover_dir), 0), Stage::Staging);
-        check!(libc::mkdir(p(&plan.root), 0o755), Stage::Staging);
-        check!(libc::mount(tmpfs, p(&plan.root), tmpfs, setup, c"mode=0755".as_ptr().cast()), Stage::Staging);
+        check!(err, libc::mkdir(p(&plan.cover_dir), 0), Stage::Staging);
+        check!(err, libc::mkdir(p(&plan.root), 0o755), Stage::Staging);
+        check!(err, libc::mount(tmpfs, p(&plan.root), tmpfs, setup, c"mode=0755".as_ptr().cast()), Stage::Staging);
 
         for (i, step) in plan.steps.iter().enumerate() {
             let r = match step {
-                Step::Mkdir(d) => {
-                    let r = libc::mkdir(p(d), 0o755);
-                    if r < 0 && errno() == libc::EEXIST { 0 } else { r }
-                }
-                Step::Touch(f) => {
-                    let fd = libc::open(p(f), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW, 0o644);
-                    if fd >= 0 {
-                        libc::close(fd);
-                    }
-                    fd
-                }
+                Step::Mkdir(d) => mkdir(d),
+                Step::Touch(f) => touch(f),
                 Step::Symlink { target, link } => libc::symlink(p(target), p(link)),
                 Step::Bind { src, dst, remount } => {
                     let r = libc::mount(p(src), p(dst), null, libc::MS_BIND, std::ptr::null());
@@ -215,63 +247,109 @@ pub(crate) unsafe fn enter(c: &Child) -> ! {
                 }
                 Step::Tmpfs { dst, data } => libc::mount(tmpfs, p(dst), tmpfs, setup, data.as_ptr().cast()),
                 Step::Attach { tree, dst } => {
-                    let fd = c.trees.get(*tree).copied().unwrap_or(-1);
+                    let fd = trees.get(*tree).copied().unwrap_or(-1);
                     libc::syscall(libc::SYS_move_mount, fd, c"".as_ptr(), libc::AT_FDCWD, p(dst), MOVE_MOUNT_F_EMPTY_PATH) as libc::c_int
                 }
-                Step::Proc(dst) => {
-                    let proc_ = c"proc".as_ptr();
-                    libc::mount(proc_, p(dst), proc_, setup | libc::MS_NOEXEC, std::ptr::null())
-                }
+                Step::Proc(dst) => proc_mount(dst),
             };
-            check!(r, Stage::Step, i);
+            check!(err, r, Stage::Step, i);
         }
 
-        check!(libc::chdir(p(&plan.root)), Stage::Pivot);
-        check!(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()), Stage::Pivot);
-        check!(libc::umount2(c".".as_ptr(), libc::MNT_DETACH), Stage::Pivot);
-        check!(libc::chdir(c"/".as_ptr()), Stage::Pivot);
+        check!(err, libc::chdir(p(&plan.root)), Stage::Pivot);
+        check!(err, libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()), Stage::Pivot);
+        check!(err, libc::umount2(c".".as_ptr(), libc::MNT_DETACH), Stage::Pivot);
+        check!(err, libc::chdir(c"/".as_ptr()), Stage::Pivot);
         let ro_root = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
-        check!(libc::mount(null, c"/".as_ptr(), null, ro_root, std::ptr::null()), Stage::Pivot);
-        check!(libc::sethostname(c"warden".as_ptr(), 6), Stage::Hostname);
-        check!(libc::chdir(p(&plan.cwd)), Stage::Cwd);
+        check!(err, libc::mount(null, c"/".as_ptr(), null, ro_root, std::ptr::null()), Stage::Pivot);
+    }
+}
 
-        check!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), Stage::NoNewPrivs);
+/// `mkdir` (mode 0755); an existing directory is fine.
+///
+/// # Safety
+/// `d` is a valid C string.
+pub(crate) unsafe fn mkdir(d: &CStr) -> libc::c_int {
+    // SAFETY: the caller's contract.
+    let r = unsafe { libc::mkdir(p(d), 0o755) };
+    if r < 0 && errno() == libc::EEXIST { 0 } else { r }
+}
+
+/// Creates an empty file (mode 0644) without following a symlink; an existing one is fine.
+///
+/// # Safety
+/// `f` is a valid C string.
+pub(crate) unsafe fn touch(f: &CStr) -> libc::c_int {
+    // SAFETY: the caller's contract; closes only the descriptor it opened.
+    unsafe {
+        let fd = libc::open(p(f), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW, 0o644);
+        if fd >= 0 {
+            libc::close(fd);
+        }
+        fd
+    }
+}
+
+/// Mounts the current pid namespace's proc at `dst` (nosuid, nodev, noexec).
+///
+/// # Safety
+/// `dst` is a valid C string.
+pub(crate) unsafe fn proc_mount(dst: &CStr) -> libc::c_int {
+    let proc_ = c"proc".as_ptr();
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    // SAFETY: the caller's contract; the other strings are literals.
+    unsafe { libc::mount(proc_, p(dst), proc_, flags, std::ptr::null()) }
+}
+
+/// Hostname, working directory, no_new_privs, Landlock, capabilities and credentials,
+/// rlimits, descriptors, seccomp, then execve.
+///
+/// # Safety
+/// Same as [`enter`].
+unsafe fn finish(c: &Child) -> ! {
+    // SAFETY: (the whole block) raw system calls on C strings and buffers the parent prepared and
+    // the child's copy of memory keeps alive; no allocation, no locks (see module docs).
+    unsafe {
+        let plan = c.plan;
+        check!(c.err, libc::sethostname(c"warden".as_ptr(), 6), Stage::Hostname);
+        check!(c.err, libc::chdir(p(&plan.cwd)), Stage::Cwd);
+
+        check!(c.err, libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), Stage::NoNewPrivs);
         landlock(c);
 
-        check!(libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0), Stage::Caps);
+        check!(c.err, libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0), Stage::Caps);
         for cap in 0..64 {
             let r = libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
             if r < 0 && errno() != libc::EINVAL {
                 fail(c.err, Stage::Caps, cap as usize, errno());
             }
         }
-        check!(libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), Stage::Caps);
+        check!(c.err, libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), Stage::Caps);
         if let Some((uid, gid)) = c.drop_to {
-            check!(libc::syscall(libc::SYS_setgroups, 0usize, std::ptr::null::<libc::gid_t>()), Stage::Caps, 100);
-            check!(libc::syscall(libc::SYS_setresgid, gid, gid, gid), Stage::Caps, 101);
-            check!(libc::syscall(libc::SYS_setresuid, uid, uid, uid), Stage::Caps, 102);
+            check!(c.err, libc::syscall(libc::SYS_setgroups, 0usize, std::ptr::null::<libc::gid_t>()), Stage::Caps, 100);
+            check!(c.err, libc::syscall(libc::SYS_setresgid, gid, gid, gid), Stage::Caps, 101);
+            check!(c.err, libc::syscall(libc::SYS_setresuid, uid, uid, uid), Stage::Caps, 102);
         }
         // The command dies with warden: a killed warden cannot enforce the timeout or reap it.
         // Set after the last credential change (which would clear it); a parent that died
         // before this line has closed its end of the error pipe, which poll reports.
-        check!(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0), Stage::Caps, 103);
+        check!(c.err, libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0), Stage::Caps, 103);
         let mut pfd = libc::pollfd { fd: c.err, events: 0, revents: 0 };
         if libc::poll(&raw mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLERR != 0 {
             libc::_exit(126);
         }
         let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
         let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
-        check!(libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()), Stage::Caps);
+        check!(c.err, libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()), Stage::Caps);
 
         for (i, (resource, value)) in c.rlimits.iter().enumerate() {
             let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };
-            check!(libc::setrlimit(*resource, &lim), Stage::Rlimit, i);
+            check!(c.err, libc::setrlimit(*resource, &lim), Stage::Rlimit, i);
         }
-        check!(libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
+        check!(c.err, libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
 
         for (i, prog) in c.programs.iter().enumerate() {
             let fprog = libc::sock_fprog { len: u16::try_from(prog.len()).unwrap_or(0), filter: prog.as_ptr().cast_mut() };
-            check!(libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);
+            check!(c.err, libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);
         }
         libc::execve(p(&plan.program), c.argv.as_ptr(), c.env.as_ptr());
         fail(c.err, Stage::Exec, 0, errno())

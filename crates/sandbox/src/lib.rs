@@ -29,6 +29,8 @@ mod plan;
 mod seccomp;
 mod spawn;
 mod spec;
+mod view;
+mod view_child;
 
 pub use landlock::abi as landlock_abi;
 pub use spawn::run;

@@ -3,6 +3,7 @@
 
 use std::ffi::c_char;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,8 @@ use warden_feedback::{Capture, Run, SandboxInfo, Stream};
 use crate::child::{Child, Stage};
 use crate::landlock::{self, Masks};
 use crate::plan::Plan;
-use crate::{Error, Spec, denials, idmap, seccomp};
+use crate::view_child::Hop;
+use crate::{Error, Spec, denials, idmap, seccomp, view};
 
 /// The namespaces every run gets (`net` too unless the network is granted).
 const NAMESPACES: &[(libc::c_int, &str)] = &[
@@ -58,7 +60,11 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
     };
     let programs = seccomp::programs(spec.network)?;
     let rlimits = rlimits(spec);
-    let trees = plan.trees.iter().map(|p| idmap::write_tree(p)).collect::<Result<Vec<OwnedFd>, Error>>()?;
+    let view = view::get(&plan, spec.network, masks.scoped, root);
+    let trees = match view {
+        Some(_) => Vec::new(),
+        None => plan.trees.iter().map(|p| idmap::write_tree(p)).collect::<Result<Vec<OwnedFd>, Error>>()?,
+    };
     let tree_fds: Vec<RawFd> = trees.iter().map(AsRawFd::as_raw_fd).collect();
 
     let (sync_r, sync_w) = pipe()?;
@@ -81,6 +87,7 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
         programs,
         rlimits: &rlimits,
         trees: &tree_fds,
+        fresh: view.as_deref().map(|v| v.fresh.as_slice()),
         drop_to: root.then_some((idmap::UID, idmap::GID)),
         argv: &argv,
         env: &env,
@@ -90,31 +97,67 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
         stdout: out_w.as_raw_fd(),
         stderr: errp_w.as_raw_fd(),
     };
-    let mut flags = NAMESPACES.iter().fold(0, |f, (flag, _)| f | flag);
-    if !spec.network {
-        flags |= libc::CLONE_NEWNET;
-    }
     // The child shares our memory until its execve (like posix_spawn: copying a large
     // parent's page tables and tearing the copy down at exec cost milliseconds), on a stack and
     // thread-local area of its own. Dropped after `reaper` (declared below), so after the child
     // is gone on every path.
     let memory = ChildMemory::new()?;
-    let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
-    let arg: *mut libc::c_void = (&raw const child).cast_mut().cast();
-    // SAFETY: the child runs `child_main` on its own stack and TLS and only reads `child` and
-    // what it points to, all alive and unmodified until it has exec'd or exited (the parent
-    // waits for that on the error pipe, or kills and reaps it through `Reaper`).
-    let pid = unsafe {
-        libc::clone(child_main, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>())
+    let hop_memory = if view.is_some() { Some(ChildMemory::new()?) } else { None };
+    let pid = match (&view, &hop_memory) {
+        (Some(v), Some(hop_memory)) => {
+            let pid = AtomicI32::new(0);
+            let hop = Hop {
+                child: &child,
+                user: v.user.as_raw_fd(),
+                mnt: v.mnt.as_raw_fd(),
+                net: v.net.as_ref().map(AsRawFd::as_raw_fd),
+                flags: v.clone_flags(spec.network),
+                stack_top: memory.stack_top(),
+                tls: memory.tls(),
+                pid: &pid,
+            };
+            let arg: *mut libc::c_void = (&raw const hop).cast_mut().cast();
+            let flags = libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
+            // SAFETY: the hop runs `hop_main` on its own stack and TLS and only reads `hop`
+            // and what it points to, alive until it is reaped right here; the command process
+            // it clones uses `memory`, which outlives the command (see above).
+            let hop_pid = unsafe { libc::clone(hop_main, hop_memory.stack_top(), flags, arg, null_pid(), hop_memory.tls(), null_pid()) };
+            if hop_pid < 0 {
+                return Err(Error::Namespaces(std::io::Error::from_raw_os_error(errno())));
+            }
+            let status = Reaper::new(hop_pid).wait();
+            if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+                drop((err_w, out_w, errp_w));
+                let (stage, step, code) = read_failure(&err_r).unwrap_or((None, 0, 0));
+                return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::View)).to_lowercase(), step, errno: code });
+            }
+            pid.load(Ordering::SeqCst)
+        }
+        _ => {
+            let mut flags = NAMESPACES.iter().fold(0, |f, (flag, _)| f | flag);
+            if !spec.network {
+                flags |= libc::CLONE_NEWNET;
+            }
+            let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
+            let arg: *mut libc::c_void = (&raw const child).cast_mut().cast();
+            // SAFETY: the child runs `child_main` on its own stack and TLS and only reads
+            // `child` and what it points to, all alive and unmodified until it has exec'd or
+            // exited (the parent waits for that on the error pipe, or kills and reaps it
+            // through `Reaper`).
+            let pid = unsafe { libc::clone(child_main, memory.stack_top(), flags, arg, null_pid(), memory.tls(), null_pid()) };
+            if pid < 0 {
+                return Err(Error::Namespaces(std::io::Error::from_raw_os_error(errno())));
+            }
+            pid
+        }
     };
-    if pid < 0 {
-        return Err(Error::Namespaces(std::io::Error::from_raw_os_error(errno())));
-    }
-    let pid = pid as libc::pid_t;
     drop((sync_r, err_w, out_w, errp_w, stdin_child, trees));
-    let mut reaper = Reaper { pid, reaped: false };
+    let mut reaper = Reaper::new(pid);
+    drop(hop_memory);
 
-    write_id_maps(pid, root)?;
+    if view.is_none() {
+        write_id_maps(pid, root)?;
+    }
     // Held until the run is over, then released off the caller's path (see `release_later`).
     let mount_ns = std::fs::File::open(format!("/proc/{pid}/ns/mnt")).ok();
     // SAFETY: writes one byte from a stack buffer to our pipe.
@@ -139,7 +182,14 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
         release_later(OwnedFd::from(ns));
     }
     let (exit_code, signal) = decode(status);
-    let notes = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(v) = &view {
+        notes.push(if v.net.is_some() {
+            "mount view prepared once and reused; network namespace (loopback only) shared with other runs of this view".to_string()
+        } else {
+            "mount view prepared once and reused".to_string()
+        });
+    }
     let mut namespaces: Vec<String> = NAMESPACES.iter().map(|(_, n)| (*n).to_string()).collect();
     if !spec.network {
         namespaces.push("net".into());
@@ -193,6 +243,17 @@ fn command_uid(root: bool) -> u32 {
 }
 
 /// The child's entry on its own stack: sets up the sandbox and execs. Never returns.
+/// The hop's entry on its own stack (see `view_child::hop`). Never returns.
+extern "C" fn hop_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `Hop` that `run` passed to clone; `run` reaps the hop before it
+    // drops it.
+    unsafe { crate::view_child::hop(&*(arg as *const Hop<'_>)) }
+}
+
+fn null_pid() -> *mut libc::pid_t {
+    std::ptr::null_mut()
+}
+
 extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `Child` that `run` passed to clone; it outlives this process's use
     // of the shared memory (see the clone call).
@@ -257,13 +318,17 @@ impl Drop for ChildMemory {
 }
 
 /// Kills and reaps the child if the run is abandoned on an error path.
-struct Reaper {
+pub(crate) struct Reaper {
     pid: libc::pid_t,
     reaped: bool,
 }
 
 impl Reaper {
-    fn wait(&mut self) -> libc::c_int {
+    pub(crate) fn new(pid: libc::pid_t) -> Reaper {
+        Reaper { pid, reaped: false }
+    }
+
+    pub(crate) fn wait(&mut self) -> libc::c_int {
         let mut status = 0;
         loop {
             // SAFETY: waits for our own child; `status` is a valid out-pointer.
@@ -310,7 +375,7 @@ fn rlimits(spec: &Spec) -> Vec<(libc::__rlimit_resource_t, u64)> {
 /// Maps the caller's uid and gid to themselves in the child's user namespace. For a root
 /// caller (`root`), also the unprivileged uid and gid the child switches to before exec; the
 /// child then drops its supplementary groups, so `setgroups` stays allowed.
-fn write_id_maps(pid: libc::pid_t, root: bool) -> Result<(), Error> {
+pub(crate) fn write_id_maps(pid: libc::pid_t, root: bool) -> Result<(), Error> {
     // SAFETY: geteuid/getegid have no preconditions.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let base = format!("/proc/{pid}");
@@ -327,7 +392,7 @@ fn write_id_maps(pid: libc::pid_t, root: bool) -> Result<(), Error> {
 }
 
 /// Reads the child's failure report; `None` when the pipe closed on a successful exec.
-fn read_failure(err: &OwnedFd) -> Option<(Option<Stage>, usize, i32)> {
+pub(crate) fn read_failure(err: &OwnedFd) -> Option<(Option<Stage>, usize, i32)> {
     let mut buf = [0u8; 12];
     let mut got = 0;
     while got < buf.len() {

@@ -4,3 +4,4 @@
 mod basics;
 mod owner;
 mod support;
+mod views;
