@@ -9,7 +9,8 @@
 //! a process group of its own, mount view, pivot_root, hostname, cwd, no_new_privs + Landlock,
 //! drop every capability (for a root caller: after switching to the unprivileged uid and gid,
 //! with no supplementary group), rlimits, descriptors above 2 marked close-on-exec, seccomp
-//! (last), execve.
+//! (last), execve. In a prepared view (`view.rs`) the mount view, pivot_root and id maps are
+//! the view's: the run mounts only its fresh parts, and waits for the go just before seccomp.
 //!
 //! Credentials change through raw system calls: glibc's `setresuid` and friends signal every
 //! thread the parent had, which the child does not.
@@ -57,7 +58,7 @@ impl Stage {
 pub(crate) struct Child<'a> {
     pub plan: &'a Plan,
     pub masks: &'a Masks,
-    pub programs: &'a [Program; 2],
+    pub programs: &'a [Program],
     pub rlimits: &'a [(libc::__rlimit_resource_t, u64)],
     /// The parent's detached trees that `Step::Attach` names.
     pub trees: &'a [RawFd],
@@ -185,7 +186,12 @@ unsafe fn start(c: &Child) {
                 libc::signal(sig, libc::SIG_DFL);
             }
         }
-        wait_go(c.sync, c.err);
+        // In a prepared view the id maps exist already, and the go only says that the parent
+        // holds the run's mount namespace (see `spawn::release_later`), which matters once the
+        // command can exit: `finish` waits for it last, so the setup overlaps the parent's work.
+        if c.fresh.is_none() {
+            wait_go(c.sync, c.err);
+        }
         // No controlling terminal, own process group. Not setsid: a new session costs a
         // scheduler autogroup (0.5-2 ms here). TIOCNOTTY from a process that is not a session
         // leader only clears its own terminal; /dev/tty (the host's, before the view replaces
@@ -317,9 +323,13 @@ unsafe fn finish(c: &Child) -> ! {
         landlock(c);
 
         check!(c.err, libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0), Stage::Caps);
+        // Capabilities are numbered from 0 without gaps: EINVAL means past the kernel's last.
         for cap in 0..64 {
             let r = libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
-            if r < 0 && errno() != libc::EINVAL {
+            if r < 0 && errno() == libc::EINVAL && cap > 0 {
+                break;
+            }
+            if r < 0 {
                 fail(c.err, Stage::Caps, cap as usize, errno());
             }
         }
@@ -347,6 +357,9 @@ unsafe fn finish(c: &Child) -> ! {
         }
         check!(c.err, libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
 
+        if c.fresh.is_some() {
+            wait_go(c.sync, c.err);
+        }
         for (i, prog) in c.programs.iter().enumerate() {
             let fprog = libc::sock_fprog { len: u16::try_from(prog.len()).unwrap_or(0), filter: prog.as_ptr().cast_mut() };
             check!(c.err, libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);
