@@ -49,10 +49,10 @@ pub(crate) struct Tally {
 impl Tally {
     /// Notes a judged part.
     pub(crate) fn note(&mut self, verdict: Verdict, tier: Option<(usize, usize)>, base: Option<usize>) {
-        if let (Some(t), Some(slot)) = (tier, self.ranks.get_mut(verdict_slot(verdict))) {
-            if slot.is_none_or(|b| rank(t) > rank(b)) {
-                *slot = Some(t);
-            }
+        if let (Some(t), Some(slot)) = (tier, self.ranks.get_mut(verdict_slot(verdict)))
+            && slot.is_none_or(|b| rank(t) > rank(b))
+        {
+            *slot = Some(t);
         }
         self.base_tier = self.base_tier.max(base);
     }
