@@ -88,11 +88,11 @@ fn check_file(set: &super::PolicySet, file: &FileAst, out: &mut Vec<Found>) {
         let decision = match &ex.request {
             ExampleRequest::Command(cmd) => {
                 let analysis = analyses.next().unwrap_or_else(|| warden_shell::analyse(&cmd.node));
-                set.decide(&Request { agent, action: Action::Exec(&analysis) }, &ctx)
+                set.decide_without_grants(&Request { agent, action: Action::Exec(&analysis) }, &ctx)
             }
             ExampleRequest::Tool { name, path } => {
                 let action = Action::Tool { name: &name.node, path: path.as_ref().map(|p| p.node.as_str()) };
-                set.decide(&Request { agent, action }, &ctx)
+                set.decide_without_grants(&Request { agent, action }, &ctx)
             }
         };
         if decision.verdict == ex.verdict.node {
