@@ -56,8 +56,10 @@ pub fn analyse(input: &str) -> Analysis {
 /// hand-over to the parsing thread for all of them instead of one each.
 ///
 /// ```
-/// let all = warden_shell::analyse_all(&["ls", "git push"]);
-/// assert_eq!(all, [warden_shell::analyse("ls"), warden_shell::analyse("git push")]);
+/// let big = "a".repeat(warden_shell::MAX_INPUT + 1);
+/// let all = warden_shell::analyse_all(&["ls", &big, "git push"]);
+/// let one = ["ls", &big, "git push"].map(warden_shell::analyse);
+/// assert_eq!(all, one);
 /// ```
 pub fn analyse_all(inputs: &[&str]) -> Vec<Analysis> {
     let parsed: Vec<&str> = inputs.iter().copied().filter(|i| i.len() <= MAX_INPUT).collect();

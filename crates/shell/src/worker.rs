@@ -263,6 +263,33 @@ mod tests {
         }
     }
 
+    fn late_is_slow(input: &str) -> Analysis {
+        if input == "late" {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        echo(input)
+    }
+
+    fn tenth_of_a_second(input: &str) -> Analysis {
+        std::thread::sleep(Duration::from_millis(100));
+        echo(input)
+    }
+
+    #[test]
+    fn in_a_batch_only_the_late_input_times_out() {
+        let got = run_all(&["a", "late", "b"], late_is_slow, Duration::from_millis(200));
+        let got: Vec<Option<String>> = got.into_iter().map(text).collect();
+        assert_eq!(got, [Some("a".to_owned()), None, Some("b".to_owned())]);
+    }
+
+    #[test]
+    fn the_deadline_is_per_input_not_per_batch() {
+        // 0.4 s in all, each input well within its 0.3 s.
+        let got = run_all(&["1", "2", "3", "4"], tenth_of_a_second, Duration::from_millis(300));
+        let got: Vec<Option<String>> = got.into_iter().map(text).collect();
+        assert_eq!(got, ["1", "2", "3", "4"].map(|s| Some(s.to_owned())));
+    }
+
     #[test]
     fn the_stack_is_large() {
         fn deep(n: usize) -> usize {
