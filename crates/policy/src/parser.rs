@@ -213,12 +213,15 @@ mod tests {
             let text = c.to_string();
             let in_word = c.is_ascii_alphanumeric() || "_./+@%:=^~-*?".contains(c);
             assert_eq!(whole(Rule::word, &text), in_word, "word {c:?}");
+            assert_eq!(whole(Rule::pword, &text), in_word, "pword {c:?}");
+            assert_eq!(whole(Rule::fword, &text), in_word, "fword {c:?}");
             let starts_name = c.is_ascii_alphabetic() || c == '_';
             assert_eq!(whole(Rule::name, &text), starts_name, "name {c:?}");
             let in_name = c.is_ascii_alphanumeric() || "_-.".contains(c);
             assert_eq!(whole(Rule::name, &format!("a{c}")), in_name, "name char {c:?}");
         }
         assert!(whole(Rule::word, "é٣x"));
+        assert!(whole(Rule::pword, "é٣x") && whole(Rule::fword, "é٣x"));
         assert!(whole(Rule::name, "ñame٣"));
     }
 

@@ -49,24 +49,49 @@ pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 /// assert!(a.opaque.is_empty());
 /// ```
 pub fn analyse(input: &str) -> Analysis {
-    if input.len() > MAX_INPUT {
-        return whole(input, OpaqueReason::TooLarge);
-    }
-    match worker::run(input, analyse_here, DEADLINE) {
-        worker::Outcome::Done(a) => a,
-        worker::Outcome::TimedOut => Analysis {
-            commands: vec![],
-            opaque: vec![Opaque {
-                reason: OpaqueReason::TooLarge,
-                text: format!(
-                    "analysis did not finish in {} s: {}",
-                    DEADLINE.as_secs(),
-                    walk::shorten(input)
-                ),
-                span: 0..input.len(),
-            }],
-        },
-        worker::Outcome::NoThread => whole(input, OpaqueReason::Unsupported),
+    analyse_all(&[input]).pop().unwrap_or_else(|| whole(input, OpaqueReason::Unsupported))
+}
+
+/// Analyses several command strings, in order: the same as [`analyse`] on each, with one
+/// hand-over to the parsing thread for all of them instead of one each.
+///
+/// ```
+/// let big = "a".repeat(warden_shell::MAX_INPUT + 1);
+/// let all = warden_shell::analyse_all(&["ls", &big, "git push"]);
+/// let one = ["ls", &big, "git push"].map(warden_shell::analyse);
+/// assert_eq!(all, one);
+/// ```
+pub fn analyse_all(inputs: &[&str]) -> Vec<Analysis> {
+    let parsed: Vec<&str> = inputs.iter().copied().filter(|i| i.len() <= MAX_INPUT).collect();
+    let mut outcomes = worker::run_all(&parsed, analyse_here, DEADLINE).into_iter();
+    inputs
+        .iter()
+        .map(|input| {
+            if input.len() > MAX_INPUT {
+                return whole(input, OpaqueReason::TooLarge);
+            }
+            match outcomes.next() {
+                Some(worker::Outcome::Done(a)) => a,
+                Some(worker::Outcome::TimedOut) => timed_out(input),
+                Some(worker::Outcome::NoThread) | None => whole(input, OpaqueReason::Unsupported),
+            }
+        })
+        .collect()
+}
+
+/// The analysis of an input the parser did not finish within [`DEADLINE`].
+fn timed_out(input: &str) -> Analysis {
+    Analysis {
+        commands: vec![],
+        opaque: vec![Opaque {
+            reason: OpaqueReason::TooLarge,
+            text: format!(
+                "analysis did not finish in {} s: {}",
+                DEADLINE.as_secs(),
+                walk::shorten(input)
+            ),
+            span: 0..input.len(),
+        }],
     }
 }
 

@@ -17,7 +17,7 @@
 
 use crate::model::Analysis;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Stack size of an analysis thread (virtual: pages are committed only as the parser uses
 /// them).
@@ -29,10 +29,14 @@ pub(crate) const MAX_IDLE: usize = 4;
 /// What a worker and its current caller share.
 #[derive(Default)]
 struct Slot {
-    /// The string to analyse and how, set by the caller.
-    job: Option<(String, Analyser)>,
-    /// The result, set by the worker.
-    answer: Option<Analysis>,
+    /// The strings to analyse, in order, and how; set by the caller.
+    job: Option<(Vec<String>, Analyser)>,
+    /// The answers so far, in the order of the job; the worker adds each as it finishes it.
+    answers: Vec<Analysis>,
+    /// When the worker started the string it is working on (`None` while it waits for a job).
+    started: Option<Instant>,
+    /// Set by the worker once every string of the job has its answer.
+    done: bool,
     /// Set by the caller (timed out, or the pool is full): exit instead of waiting for a job.
     retired: bool,
 }
@@ -71,33 +75,73 @@ pub(crate) enum Outcome {
 }
 
 /// Runs `analyse` on `input` on a worker thread, waiting at most `deadline`.
+#[cfg(test)]
 pub(crate) fn run(input: &str, analyse: Analyser, deadline: Duration) -> Outcome {
-    let Some(worker) = take_idle().or_else(Worker::start) else {
-        return Outcome::NoThread;
-    };
+    run_all(&[input], analyse, deadline).pop().unwrap_or(Outcome::NoThread)
+}
+
+/// Runs `analyse` on each of `inputs` in turn on one worker thread (one hand-over for all of
+/// them), waiting at most `deadline` for each; one outcome per input, in order.
+///
+/// Each input gets exactly what a run of its own would give: when one does not finish within
+/// `deadline`, it is [`Outcome::TimedOut`], the worker is retired, and the inputs after it
+/// go to another worker.
+pub(crate) fn run_all(inputs: &[&str], analyse: Analyser, deadline: Duration) -> Vec<Outcome> {
+    let mut out = Vec::with_capacity(inputs.len());
+    let mut rest = inputs;
+    while !rest.is_empty() {
+        let Some(worker) = take_idle().or_else(Worker::start) else {
+            out.extend(rest.iter().map(|_| Outcome::NoThread));
+            break;
+        };
+        let (answers, finished) = hand_over(&worker, rest, analyse, deadline);
+        let got = answers.len();
+        out.extend(answers.into_iter().map(Outcome::Done));
+        if finished {
+            give_back(worker);
+            break;
+        }
+        // The input after the last answer did not finish in time.
+        out.push(Outcome::TimedOut);
+        rest = rest.get(got + 1..).unwrap_or_default();
+    }
+    out
+}
+
+/// Gives `inputs` to `worker` and waits: the answers it gave, and whether it finished them
+/// all (when not, it is retired: the input after the last answer ran past `deadline`).
+fn hand_over(worker: &Worker, inputs: &[&str], analyse: Analyser, deadline: Duration) -> (Vec<Analysis>, bool) {
     let shared = &worker.0;
     let mut slot = shared.lock();
-    slot.answer = None;
-    slot.job = Some((input.to_owned(), analyse));
+    slot.answers = Vec::with_capacity(inputs.len());
+    slot.done = false;
+    slot.started = None;
+    slot.job = Some((inputs.iter().map(|s| (*s).to_owned()).collect(), analyse));
     shared.changed.notify_all();
-    let (mut slot, _) = shared
-        .changed
-        .wait_timeout_while(slot, deadline, |s| s.answer.is_none())
-        .unwrap_or_else(PoisonError::into_inner);
-    match slot.answer.take() {
-        Some(analysis) => {
-            drop(slot);
-            give_back(worker);
-            Outcome::Done(analysis)
+    // The worker posts no wake-up per answer; the deadline is checked against the time it
+    // started the input it is on, each time the wait runs out.
+    let handed = Instant::now();
+    loop {
+        let since = slot.started.unwrap_or(handed);
+        let left = deadline.saturating_sub(since.elapsed());
+        if slot.done || left.is_zero() {
+            break;
         }
-        None => {
-            // Still parsing: it may finish later, but never serves anyone again.
-            slot.retired = true;
-            slot.job = None;
-            shared.changed.notify_all();
-            Outcome::TimedOut
-        }
+        slot = shared
+            .changed
+            .wait_timeout_while(slot, left, |s| !s.done)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
     }
+    let answers = std::mem::take(&mut slot.answers);
+    if slot.done {
+        return (answers, true);
+    }
+    // Still parsing: it may finish later, but never serves anyone again.
+    slot.retired = true;
+    slot.job = None;
+    shared.changed.notify_all();
+    (answers, false)
 }
 
 fn take_idle() -> Option<Worker> {
@@ -129,7 +173,8 @@ impl Worker {
     }
 }
 
-/// The worker's loop: wait for a job or retirement, analyse outside the lock, post the answer.
+/// The worker's loop: wait for a job or retirement, analyse each string outside the lock,
+/// post each answer, and wake the caller once all are done.
 fn serve(shared: &Shared) {
     loop {
         let job = {
@@ -146,13 +191,22 @@ fn serve(shared: &Shared) {
                 None => continue,
             }
         };
-        let (input, analyse) = job;
-        let analysis = analyse(&input);
+        let (inputs, analyse) = job;
+        for input in &inputs {
+            shared.lock().started = Some(Instant::now());
+            let analysis = analyse(input);
+            let mut slot = shared.lock();
+            if slot.retired {
+                return;
+            }
+            slot.answers.push(analysis);
+        }
         let mut slot = shared.lock();
         if slot.retired {
             return;
         }
-        slot.answer = Some(analysis);
+        slot.done = true;
+        slot.started = None;
         shared.changed.notify_all();
     }
 }
@@ -207,6 +261,33 @@ mod tests {
         for i in 0..5 {
             assert_eq!(text(run(&i.to_string(), slow, Duration::from_secs(30))), Some(i.to_string()));
         }
+    }
+
+    fn late_is_slow(input: &str) -> Analysis {
+        if input == "late" {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        echo(input)
+    }
+
+    fn tenth_of_a_second(input: &str) -> Analysis {
+        std::thread::sleep(Duration::from_millis(100));
+        echo(input)
+    }
+
+    #[test]
+    fn in_a_batch_only_the_late_input_times_out() {
+        let got = run_all(&["a", "late", "b"], late_is_slow, Duration::from_millis(200));
+        let got: Vec<Option<String>> = got.into_iter().map(text).collect();
+        assert_eq!(got, [Some("a".to_owned()), None, Some("b".to_owned())]);
+    }
+
+    #[test]
+    fn the_deadline_is_per_input_not_per_batch() {
+        // 0.4 s in all, each input well within its 0.3 s.
+        let got = run_all(&["1", "2", "3", "4"], tenth_of_a_second, Duration::from_millis(300));
+        let got: Vec<Option<String>> = got.into_iter().map(text).collect();
+        assert_eq!(got, ["1", "2", "3", "4"].map(|s| Some(s.to_owned())));
     }
 
     #[test]

@@ -522,8 +522,9 @@ fn serde_reason(r: warden_shell::OpaqueReason) -> &'static str {
     }
 }
 
-/// Decides a request (the body of [`PolicySet::decide`]).
-pub(crate) fn decide(set: &PolicySet, request: &Request<'_>, ctx: &Context) -> Decision {
+/// Decides a request (the body of [`PolicySet::decide`]); `with_grants` false leaves the
+/// decision's grants empty (for the `example` checks, which look at the verdict alone).
+pub(crate) fn decide(set: &PolicySet, request: &Request<'_>, ctx: &Context, with_grants: bool) -> Decision {
     let agent = match request.agent {
         None => None,
         Some(name) => match set.agents.get(name) {
@@ -556,5 +557,5 @@ pub(crate) fn decide(set: &PolicySet, request: &Request<'_>, ctx: &Context) -> D
             None,
         );
     }
-    super::grants::combine(d, agent)
+    super::grants::combine(d, agent, with_grants)
 }

@@ -70,17 +70,29 @@ fn alone(layers: &[LayerAst], li: usize, file: &FileAst) -> Vec<LayerAst> {
 
 fn check_file(set: &super::PolicySet, file: &FileAst, out: &mut Vec<Found>) {
     let ctx = example_context();
-    for st in &file.policy.statements {
-        let StatementKind::Example(ex) = &st.kind else { continue };
+    let examples = file.policy.statements.iter().filter_map(|st| match &st.kind {
+        StatementKind::Example(ex) => Some(ex),
+        _ => None,
+    });
+    // Every command of the file analysed at once: one hand-over to the analyser's thread.
+    let commands: Vec<&str> = examples
+        .clone()
+        .filter_map(|ex| match &ex.request {
+            ExampleRequest::Command(cmd) => Some(cmd.node.as_str()),
+            ExampleRequest::Tool { .. } => None,
+        })
+        .collect();
+    let mut analyses = warden_shell::analyse_all(&commands).into_iter();
+    for ex in examples {
         let agent = ex.agent.as_ref().map(|a| a.node.as_str());
         let decision = match &ex.request {
             ExampleRequest::Command(cmd) => {
-                let analysis = warden_shell::analyse(&cmd.node);
-                set.decide(&Request { agent, action: Action::Exec(&analysis) }, &ctx)
+                let analysis = analyses.next().unwrap_or_else(|| warden_shell::analyse(&cmd.node));
+                set.decide_without_grants(&Request { agent, action: Action::Exec(&analysis) }, &ctx)
             }
             ExampleRequest::Tool { name, path } => {
                 let action = Action::Tool { name: &name.node, path: path.as_ref().map(|p| p.node.as_str()) };
-                set.decide(&Request { agent, action }, &ctx)
+                set.decide_without_grants(&Request { agent, action }, &ctx)
             }
         };
         if decision.verdict == ex.verdict.node {

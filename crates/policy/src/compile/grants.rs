@@ -49,10 +49,10 @@ pub(crate) struct Tally {
 impl Tally {
     /// Notes a judged part.
     pub(crate) fn note(&mut self, verdict: Verdict, tier: Option<(usize, usize)>, base: Option<usize>) {
-        if let (Some(t), Some(slot)) = (tier, self.ranks.get_mut(verdict_slot(verdict))) {
-            if slot.is_none_or(|b| rank(t) > rank(b)) {
-                *slot = Some(t);
-            }
+        if let (Some(t), Some(slot)) = (tier, self.ranks.get_mut(verdict_slot(verdict)))
+            && slot.is_none_or(|b| rank(t) > rank(b))
+        {
+            *slot = Some(t);
         }
         self.base_tier = self.base_tier.max(base);
     }
@@ -76,7 +76,7 @@ fn verdict_slot(v: Verdict) -> usize {
 }
 
 /// The decision from the judged parts.
-pub(crate) fn combine(d: Decider<'_>, agent: Option<&AgentProfile>) -> Decision {
+pub(crate) fn combine(d: Decider<'_>, agent: Option<&AgentProfile>, with_grants: bool) -> Decision {
     let verdict = d.parts.iter().map(|p| p.verdict).max().unwrap_or(Verdict::Deny);
     let tier = d.tally.tier(verdict).and_then(|(l, t)| d.judge.tier_arc(l, t));
     let mut reason = None;
@@ -107,7 +107,11 @@ pub(crate) fn combine(d: Decider<'_>, agent: Option<&AgentProfile>) -> Decision 
         (None, Some(one)) => Arc::clone(one),
         (None, None) => Arc::clone(&d.set.no_rules),
     };
-    let grants = grants(&d, verdict, d.tally.base_tier, agent);
+    let grants = if with_grants {
+        grants(&d, verdict, d.tally.base_tier, agent)
+    } else {
+        Arc::clone(&d.set.cache.none)
+    };
     Decision { verdict, tier, reason: reason.unwrap_or_default(), rules, parts: d.parts, grants }
 }
 

@@ -211,7 +211,14 @@ impl PolicySet {
     ///
     /// A request naming an agent no layer defines is denied.
     pub fn decide(&self, request: &Request<'_>, ctx: &Context) -> Decision {
-        decide::decide(self, request, ctx)
+        decide::decide(self, request, ctx, true)
+    }
+
+    /// [`PolicySet::decide`] without the grants (left empty): for the `example` checks, which
+    /// need the verdict and its rules only. Expanding grants for the examples' context would
+    /// also take the slot the grant cache keeps for the first context without a lock.
+    pub(crate) fn decide_without_grants(&self, request: &Request<'_>, ctx: &Context) -> Decision {
+        decide::decide(self, request, ctx, false)
     }
 
     /// Every rule of every layer, indexed by [`RuleRef::id`].

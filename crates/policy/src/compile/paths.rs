@@ -42,7 +42,7 @@ pub(crate) enum Seg {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct PathPattern {
     pub(crate) root: Root,
-    pub(crate) segs: Vec<Seg>,
+    pub(crate) segs: std::sync::Arc<[Seg]>,
 }
 
 /// Why a path pattern is malformed: a message and advice.
@@ -127,7 +127,7 @@ pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
             s => segs.push(Seg::Word(Glob::new(s))),
         }
     }
-    Ok(PathPattern { root, segs })
+    Ok(PathPattern { root, segs: segs.into() })
 }
 
 /// Lexically normalises `path` to an absolute path: `~` is the home, relative paths start at
@@ -356,7 +356,7 @@ impl PathPattern {
             Root::Absolute => String::new(),
             root => anchors.root(root).trim_end_matches('/').to_string(),
         };
-        for seg in &self.segs {
+        for seg in self.segs.iter() {
             s.push('/');
             match seg {
                 Seg::Any => s.push_str("**"),
@@ -762,7 +762,7 @@ mod tests {
 /// An absolute glob as found in a decision's grants (`/usr/**`, `/**/.env`,
 /// `/etc/ssh/ssh_host_*`), compiled once to match many paths.
 #[derive(Debug, Clone)]
-pub struct GrantGlob(Vec<Seg>);
+pub struct GrantGlob(std::sync::Arc<[Seg]>);
 
 impl GrantGlob {
     /// Compiles `pattern`; `None` when it is malformed or not absolute.

@@ -105,34 +105,33 @@ impl<'a> SetEnv<'a> {
     }
 
     /// Flattens path references into pattern strings (unknown sets and cycles are skipped:
-    /// the validator reports them).
-    pub(crate) fn flatten(&self, layer: usize, refs: &[PathRef]) -> Vec<String> {
+    /// the validator reports them). The strings are borrowed from the trees.
+    pub(crate) fn flatten<'r>(&'r self, layer: usize, refs: &'r [PathRef]) -> Vec<&'r str> {
         let mut out = Vec::new();
-        let mut seen: HashSet<(usize, String)> = HashSet::new();
-        let mut have: HashSet<String> = HashSet::new();
+        let mut seen: HashSet<(usize, &'r str)> = HashSet::new();
+        let mut have: HashSet<&'r str> = HashSet::new();
         self.flatten_into(layer, refs, &mut out, &mut seen, &mut have);
         out
     }
 
-    fn flatten_into(
-        &self,
+    fn flatten_into<'r>(
+        &'r self,
         layer: usize,
-        refs: &[PathRef],
-        out: &mut Vec<String>,
-        seen: &mut HashSet<(usize, String)>,
-        have: &mut HashSet<String>,
+        refs: &'r [PathRef],
+        out: &mut Vec<&'r str>,
+        seen: &mut HashSet<(usize, &'r str)>,
+        have: &mut HashSet<&'r str>,
     ) {
         for r in refs {
             match r {
                 PathRef::Pattern(p) => {
-                    if have.insert(p.node.clone()) {
-                        out.push(p.node.clone());
+                    if have.insert(p.node.as_str()) {
+                        out.push(p.node.as_str());
                     }
                 }
                 PathRef::Set(s) => {
                     let Some((found, def)) = self.lookup(layer, &s.node) else { continue };
-                    let key = (found, s.node.clone());
-                    if !seen.insert(key) {
+                    if !seen.insert((found, s.node.as_str())) {
                         continue;
                     }
                     self.flatten_into(found, def.members, out, seen, have);

@@ -28,6 +28,10 @@ pub(crate) struct ValueError {
 
 /// Unescapes the inside of a string literal (without its quotes).
 pub(crate) fn unescape(inner: &str) -> Result<String, ValueError> {
+    if !inner.contains('\\') {
+        // Most strings have no escape: one copy instead of a push per character.
+        return Ok(inner.to_string());
+    }
     let mut out = String::with_capacity(inner.len());
     let mut chars = inner.char_indices();
     while let Some((i, c)) = chars.next() {
