@@ -35,6 +35,7 @@ mod view_child;
 pub use landlock::abi as landlock_abi;
 pub use spawn::run;
 pub use spec::{Access, Limits, Mount, Spec};
+pub use view::{Views, set_views};
 
 /// Why a run could not start. Nothing of the command ran.
 #[derive(Debug, thiserror::Error)]

@@ -19,11 +19,13 @@
 //! own.
 //!
 //! `WARDEN_SANDBOX_VIEWS`: `reuse` (the default: from the second run of a view on), `always`
-//! (from the first run: the escape suite uses it to attack this path), `off`.
+//! (from the first run: the escape suite uses it to attack this path), `off`; a host can also
+//! call [`set_views`].
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use std::ffi::CString;
@@ -82,19 +84,37 @@ impl View {
     }
 }
 
+/// When runs use prepared views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub enum Views {
+    /// Never: every run builds its own view (what a one-shot process does anyway).
     Off,
+    /// From the second run of the same view on (the default).
     Reuse,
+    /// From the first run on.
     Always,
 }
 
-fn mode() -> Mode {
-    static MODE: OnceLock<Mode> = OnceLock::new();
-    *MODE.get_or_init(|| match std::env::var("WARDEN_SANDBOX_VIEWS").as_deref() {
-        Ok("off") => Mode::Off,
-        Ok("always") => Mode::Always,
-        _ => Mode::Reuse,
+/// 0: not set (the environment decides), else 1 + the `Views` variant.
+static SET: AtomicU8 = AtomicU8::new(0);
+
+/// Sets when this process's runs use prepared views, over `WARDEN_SANDBOX_VIEWS`.
+pub fn set_views(v: Views) {
+    SET.store(1 + v as u8, Ordering::Relaxed);
+}
+
+fn mode() -> Views {
+    static ENV: OnceLock<Views> = OnceLock::new();
+    match SET.load(Ordering::Relaxed) {
+        1 => return Views::Off,
+        2 => return Views::Reuse,
+        3 => return Views::Always,
+        _ => {}
+    }
+    *ENV.get_or_init(|| match std::env::var("WARDEN_SANDBOX_VIEWS").as_deref() {
+        Ok("off") => Views::Off,
+        Ok("always") => Views::Always,
+        _ => Views::Reuse,
     })
 }
 
@@ -110,7 +130,7 @@ struct Entry {
 pub(crate) fn get(plan: &Plan, network: bool, scoped: u64, root: bool) -> Option<Arc<View>> {
     static VIEWS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
     let mode = mode();
-    if mode == Mode::Off {
+    if mode == Views::Off {
         return None;
     }
     let key = key(plan, network)?;
@@ -124,7 +144,7 @@ pub(crate) fn get(plan: &Plan, network: bool, scoped: u64, root: bool) -> Option
             }
             views.push(Entry { key, view: None, failed: false });
             let last = views.last_mut()?;
-            if mode == Mode::Reuse {
+            if mode == Views::Reuse {
                 return None;
             }
             last
