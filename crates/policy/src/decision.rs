@@ -121,7 +121,7 @@ pub struct Decision {
     /// The combined verdict: the most severe of all parts.
     pub verdict: Verdict,
     /// Every part that was judged, with its own verdict.
-    parts: Vec<Part>,
+    parts: Parts,
     /// What the sandbox grants if the request runs. Shared: decisions in the same tier and
     /// context point at one expanded copy.
     pub grants: Arc<Grants>,
@@ -134,6 +134,10 @@ pub struct Decision {
     /// The deciding rules.
     rules: Rules,
 }
+
+/// The parts of a decision, the first held inline: most requests are one part, and a decision
+/// then needs no list of its own on the heap.
+pub(crate) type Parts = smallvec::SmallVec<[Part; 1]>;
 
 /// Where a decision's rules are.
 #[derive(Debug, Clone)]
@@ -149,9 +153,10 @@ enum Rules {
 impl Decision {
     /// A decision from judged parts: the tier of part `tier_of`, the reason of part `deciding`,
     /// and the rules of every part with `verdict`, each once.
+    #[inline]
     pub(crate) fn from_parts(
         verdict: Verdict,
-        parts: Vec<Part>,
+        parts: Parts,
         grants: Arc<Grants>,
         tier_of: Option<usize>,
     ) -> Decision {
@@ -503,7 +508,7 @@ mod tests {
 
     #[test]
     fn the_first_part_with_the_verdict_gives_the_reason_and_the_rules_of_all_such_parts_merge() {
-        let parts = vec![
+        let parts = smallvec::smallvec![
             by_rule(1, Verdict::Allow, "read"),
             own(Verdict::Deny, "default", vec![]),
             by_rule(2, Verdict::Deny, "danger"),
@@ -519,18 +524,18 @@ mod tests {
 
     #[test]
     fn one_part_holding_every_rule_is_the_decisions_list() {
-        let parts = vec![by_rule(4, Verdict::Ask, "write"), by_rule(4, Verdict::Ask, "write")];
+        let parts = smallvec::smallvec![by_rule(4, Verdict::Ask, "write"), by_rule(4, Verdict::Ask, "write")];
         let d = Decision::from_parts(Verdict::Ask, parts, Arc::default(), None);
         assert_eq!(ids(d.rules()), [4]);
         assert_eq!(d.reason(), "by r4");
         assert_eq!(d.tier(), None);
-        let none = Decision::from_parts(Verdict::Deny, vec![own(Verdict::Deny, "x", vec![])], Arc::default(), None);
+        let none = Decision::from_parts(Verdict::Deny, smallvec::smallvec![own(Verdict::Deny, "x", vec![])], Arc::default(), None);
         assert!(none.rules().is_empty());
     }
 
     #[test]
     fn a_new_reason_keeps_what_decided() {
-        let mut d = Decision::from_parts(Verdict::Ask, vec![by_rule(5, Verdict::Ask, "write")], Arc::default(), Some(0));
+        let mut d = Decision::from_parts(Verdict::Ask, smallvec::smallvec![by_rule(5, Verdict::Ask, "write")], Arc::default(), Some(0));
         d.set_reason("asked by the parent");
         assert_eq!((d.reason(), d.tier(), ids(d.rules())), ("asked by the parent", Some("write"), vec![5]));
         let mut p = by_rule(6, Verdict::Deny, "danger");
@@ -542,7 +547,7 @@ mod tests {
     /// decision is held, not what it shows.
     #[test]
     fn json_shows_the_pinned_fields_in_order() -> Result<(), serde_json::Error> {
-        let parts = vec![by_rule(7, Verdict::Deny, "danger"), own(Verdict::Allow, "fine", vec![])];
+        let parts = smallvec::smallvec![by_rule(7, Verdict::Deny, "danger"), own(Verdict::Allow, "fine", vec![])];
         let d = Decision::from_parts(Verdict::Deny, parts, Arc::default(), Some(0));
         let rule = r#"{"file":"p.policy","line":17,"column":5,"layer":"cli","text":"exec r7"}"#;
         let want = format!(

@@ -10,7 +10,7 @@ use super::model::{FsEntry, LayerC};
 use super::paths::{Anchors, resolve, with_resolved, with_segments};
 use super::PolicySet;
 use crate::ast::{FsAccess, Verdict};
-use crate::decision::{Action, Context, Decision, Part, Request, RuleRef, RuleWhy, Subject};
+use crate::decision::{Action, Context, Decision, Part, Parts, Request, RuleRef, RuleWhy, Subject};
 use std::borrow::Cow;
 use std::sync::Arc;
 use warden_shell::{Access, Analysis, SimpleCommand, Word};
@@ -25,7 +25,7 @@ pub(crate) struct Decider<'p> {
     pub(crate) set: &'p PolicySet,
     pub(crate) judge: Judge<'p>,
     pub(crate) anchors: Anchors<'p>,
-    pub(crate) parts: Vec<Part>,
+    pub(crate) parts: Parts,
     /// What combining needs beyond the parts (tiers), kept as parts are pushed.
     pub(crate) tally: Tally,
 }
@@ -124,7 +124,7 @@ impl<'p> Decider<'p> {
             set,
             judge,
             anchors: Anchors::new(ctx),
-            parts: Vec::new(),
+            parts: Parts::new(),
             tally: Tally::default(),
         }
     }
@@ -165,8 +165,9 @@ impl<'p> Decider<'p> {
                 format!("agent `{agent}` may not use tier `{t}`")
             }
         };
-        let rules: Vec<RuleRef> =
-            j.rules.iter().filter_map(|x| self.set.rules.get(rule(x)?.id)).cloned().collect();
+        // Sized once: a collect through `filter_map` would grow the list as it goes.
+        let mut rules: Vec<RuleRef> = Vec::with_capacity(j.rules.len());
+        rules.extend(j.rules.iter().filter_map(|x| self.set.rules.get(rule(x)?.id)).cloned());
         let tier = j.tier.and_then(|(l, t)| self.judge.tier_arc(l, t));
         self.parts.push(Part::new(subject, j.verdict, tier, reason, rules, span));
     }

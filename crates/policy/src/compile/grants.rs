@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 /// A decision that refuses the request itself (unknown agent, ...).
 pub(crate) fn refusal(problem: String, reason: String) -> Decision {
     let part = Part::new(Subject::Request { problem }, Verdict::Deny, None, reason, Vec::new(), None);
-    Decision::from_parts(Verdict::Deny, vec![part], Arc::default(), None)
+    Decision::from_parts(Verdict::Deny, smallvec::smallvec![part], Arc::default(), None)
 }
 
 /// Ranking of a reported tier: base-layer tiers first, then declaration order.
