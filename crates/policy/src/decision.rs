@@ -265,9 +265,37 @@ enum Why {
     /// Anything else.
     Own {
         tier: Option<Arc<str>>,
-        reason: String,
+        reason: Text,
         rules: Vec<RuleRef>,
     },
+}
+
+/// A part's own reason: a rule's (shared) or one written for the part.
+#[derive(Debug, Clone)]
+pub(crate) enum Text {
+    Shared(Arc<str>),
+    Written(String),
+}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Shared(s) => s,
+            Text::Written(s) => s,
+        }
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text::Written(s)
+    }
+}
+
+impl From<Arc<str>> for Text {
+    fn from(s: Arc<str>) -> Text {
+        Text::Shared(s)
+    }
 }
 
 /// What a part decided by one rule alone states: made once per rule when the policy compiles.
@@ -301,11 +329,11 @@ impl Part {
         subject: Subject,
         verdict: Verdict,
         tier: Option<Arc<str>>,
-        reason: String,
+        reason: impl Into<Text>,
         rules: Vec<RuleRef>,
         span: Option<std::ops::Range<usize>>,
     ) -> Part {
-        Part { subject, verdict, span, why: Why::Own { tier, reason, rules } }
+        Part { subject, verdict, span, why: Why::Own { tier, reason: reason.into(), rules } }
     }
 
     /// The tier of the deciding rule.
@@ -320,7 +348,7 @@ impl Part {
     pub fn reason(&self) -> &str {
         match &self.why {
             Why::Rule(w) => &w.reason,
-            Why::Own { reason, .. } => reason,
+            Why::Own { reason, .. } => reason.as_str(),
         }
     }
 
@@ -335,10 +363,10 @@ impl Part {
     /// Gives the part another reason (its tier and rules stay).
     pub(crate) fn set_reason(&mut self, reason: String) {
         match &mut self.why {
-            Why::Own { reason: r, .. } => *r = reason,
+            Why::Own { reason: r, .. } => *r = Text::Written(reason),
             Why::Rule(w) => {
                 let (tier, rules) = (w.tier.clone(), w.rule.to_vec());
-                self.why = Why::Own { tier, reason, rules };
+                self.why = Why::Own { tier, reason: Text::Written(reason), rules };
             }
         }
     }
@@ -499,7 +527,7 @@ mod tests {
     }
 
     fn own(verdict: Verdict, reason: &str, rules: Vec<RuleRef>) -> Part {
-        Part::new(Subject::Tool { name: String::from("own") }, verdict, None, reason.into(), rules, Some(0..3))
+        Part::new(Subject::Tool { name: String::from("own") }, verdict, None, reason.to_string(), rules, Some(0..3))
     }
 
     fn ids(rules: &[RuleRef]) -> Vec<usize> {
@@ -541,6 +569,14 @@ mod tests {
         let mut p = by_rule(6, Verdict::Deny, "danger");
         p.set_reason(String::from("changed"));
         assert_eq!((p.reason(), p.tier(), ids(p.rules())), ("changed", Some("danger"), vec![6]));
+    }
+
+    #[test]
+    fn a_part_can_state_a_rules_reason_without_copying_it() {
+        let message: Arc<str> = Arc::from("allowed by `exec a`");
+        let p = Part::new(Subject::Tool { name: String::from("a") }, Verdict::Allow, None, Arc::clone(&message), vec![rule(1), rule(2)], None);
+        assert_eq!((p.reason(), ids(p.rules())), ("allowed by `exec a`", vec![1, 2]));
+        assert_eq!(Arc::strong_count(&message), 2);
     }
 
     /// The field names and their order are pinned (`ARCHITECTURE.md`): the methods change how a

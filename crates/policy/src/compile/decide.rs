@@ -10,7 +10,7 @@ use super::model::{FsEntry, LayerC};
 use super::paths::{Anchors, resolve, with_resolved, with_segments};
 use super::PolicySet;
 use crate::ast::{FsAccess, Verdict};
-use crate::decision::{Action, Context, Decision, Part, Parts, Request, RuleRef, RuleWhy, Subject};
+use crate::decision::{Action, Context, Decision, Part, Parts, Request, RuleRef, RuleWhy, Subject, Text};
 use std::borrow::Cow;
 use std::sync::Arc;
 use warden_shell::{Access, Analysis, SimpleCommand, Word};
@@ -147,22 +147,23 @@ impl<'p> Decider<'p> {
             self.parts.push(Part::by_rule(subject, j.verdict, why, span));
             return;
         }
-        let reason = match &j.how {
+        let reason: Text = match &j.how {
             How::Rules => j
                 .rules
                 .first()
                 .and_then(rule)
-                .map_or_else(|| String::from("decided by a rule"), |r| r.message.to_string()),
-            How::Default => sentence("no rule matches `", what, "`; the default is ", j.verdict),
+                .map_or_else(|| String::from("decided by a rule").into(), |r| Arc::clone(&r.message).into()),
+            How::Default => sentence("no rule matches `", what, "`; the default is ", j.verdict).into(),
             How::Opaque => sentence(
                 "`",
                 what,
                 "` depends on words that cannot be known statically; opaque commands take ",
                 j.verdict,
-            ),
+            )
+            .into(),
             How::AgentTier(t) => {
                 let agent = self.judge.agent.map(|a| a.name.as_str()).unwrap_or_default();
-                format!("agent `{agent}` may not use tier `{t}`")
+                format!("agent `{agent}` may not use tier `{t}`").into()
             }
         };
         // Sized once: a collect through `filter_map` would grow the list as it goes.
