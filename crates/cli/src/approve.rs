@@ -18,13 +18,13 @@ impl Approver for Terminal {
         let refused = |why: String| Answer::Refused { by: by.clone(), why };
         let tty = match std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") {
             Ok(t) => t,
-            Err(e) => return refused(format!("needs approval ({}), and the terminal cannot be opened: {e}", p.decision.reason)),
+            Err(e) => return refused(format!("needs approval ({}), and the terminal cannot be opened: {e}", p.decision.reason())),
         };
         let d = p.decision;
-        let rule = d.rules.first().map(|r| format!(" [{}:{}]", r.file, r.line)).unwrap_or_default();
+        let rule = d.rules().first().map(|r| format!(" [{}:{}]", r.file, r.line)).unwrap_or_default();
         let agent = p.agent.map(|a| format!(" (agent {a})")).unwrap_or_default();
         let mut out = &tty;
-        let _ = write!(out, "warden: ask{agent}: {} `{}`\n  {}{rule}\nRun it? [y]es once / [a]lways this session / [N]o: ", p.tool, p.subject, d.reason);
+        let _ = write!(out, "warden: ask{agent}: {} `{}`\n  {}{rule}\nRun it? [y]es once / [a]lways this session / [N]o: ", p.tool, p.subject, d.reason());
         let _ = out.flush();
         let mut line = String::new();
         let _ = BufReader::new(&tty).take(256).read_line(&mut line);

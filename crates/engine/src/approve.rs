@@ -79,7 +79,7 @@ pub struct RefuseAll {
 impl Approver for RefuseAll {
     fn approve(&mut self, p: &Pending<'_>) -> Answer {
         let why = if self.why.is_empty() { "nothing approves requests here".to_string() } else { self.why.clone() };
-        Answer::Refused { by: "refuse-all".into(), why: format!("needs approval ({}), and {why}", p.decision.reason) }
+        Answer::Refused { by: "refuse-all".into(), why: format!("needs approval ({}), and {why}", p.decision.reason()) }
     }
 }
 
@@ -96,7 +96,7 @@ pub(crate) enum PartKey {
 /// The parts of an `ask` decision that asked. A tool request with no asking part is one key.
 pub(crate) fn asking(d: &Decision, tool: &str, path: Option<&str>) -> Vec<PartKey> {
     let mut keys: Vec<PartKey> = d
-        .parts
+        .parts()
         .iter()
         .filter(|p| p.verdict == Verdict::Ask)
         .map(|p| match &p.subject {
@@ -237,7 +237,7 @@ impl Approver for PreApprovals {
             None => Answer::Once { by: self.by.clone() },
             Some(k) => Answer::Refused {
                 by: self.by.clone(),
-                why: format!("needs approval ({}), and the pre-approval file does not cover {}", p.decision.reason, describe(k)),
+                why: format!("needs approval ({}), and the pre-approval file does not cover {}", p.decision.reason(), describe(k)),
             },
         }
     }

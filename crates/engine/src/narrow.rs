@@ -21,12 +21,11 @@ pub(crate) fn combine(mut child: Decision, parents: &[(String, Decision)]) -> De
     for (name, p) in parents {
         grants = intersect(&grants, &p.grants);
         if p.verdict > child.verdict {
-            let verdict = p.verdict;
-            child.verdict = verdict;
-            child.tier.clone_from(&p.tier);
-            child.reason = format!("the parent agent {name} is not allowed this: {}", p.reason).into();
-            child.rules.clone_from(&p.rules);
-            child.parts.clone_from(&p.parts);
+            // The parent's decision (its tier, rules and parts) with a reason naming it; the
+            // grants are set below.
+            let reason = format!("the parent agent {name} is not allowed this: {}", p.reason());
+            child = p.clone();
+            child.set_reason(reason);
         }
     }
     if child.verdict == Verdict::Deny {

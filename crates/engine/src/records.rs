@@ -29,10 +29,10 @@ fn hex(bytes: &[u8]) -> String {
 pub(crate) fn decision_rec(d: &Decision) -> DecisionRec {
     DecisionRec {
         verdict: d.verdict.as_str().into(),
-        tier: d.tier.as_deref().map(str::to_string),
-        reason: d.reason.to_string(),
+        tier: d.tier().map(str::to_string),
+        reason: d.reason().to_string(),
         rules: d
-            .rules
+            .rules()
             .iter()
             .map(|r| RuleRef { file: r.file.to_string(), line: r.line, column: r.column, layer: format!("{:?}", r.layer).to_lowercase() })
             .collect(),

@@ -79,7 +79,7 @@ fn subject(r: &Record) -> String {
 }
 
 fn rule_name(d: &Decision) -> String {
-    d.rules.first().map_or_else(|| "default or opaque verdict".to_string(), |r| format!("{}:{}", r.file, r.line))
+    d.rules().first().map_or_else(|| "default or opaque verdict".to_string(), |r| format!("{}:{}", r.file, r.line))
 }
 
 /// Replays every decision record of `records` under `policy`.
@@ -110,7 +110,7 @@ pub fn replay(records: &[Record], policy: &PolicySet) -> ReplayReport {
             before,
             after,
             rule,
-            reason: d.reason.to_string(),
+            reason: d.reason().to_string(),
         });
     }
     report

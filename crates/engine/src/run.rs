@@ -134,7 +134,7 @@ impl Engine {
         };
         let decision = &explanation.decision;
         if decision.verdict == Verdict::Deny {
-            return Ok(Outcome::refused(explanation, format!("denied: {}", decision.reason)));
+            return Ok(Outcome::refused(explanation, format!("denied: {}", decision.reason())));
         }
         let grants = &decision.grants;
         if let Network::Hosts(hosts) = &grants.network {
@@ -191,9 +191,9 @@ fn without_grants<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::
     use serde::ser::SerializeStruct;
     let mut st = s.serialize_struct("Decision", 5)?;
     st.serialize_field("verdict", &d.verdict)?;
-    st.serialize_field("tier", &d.tier)?;
-    st.serialize_field("reason", &d.reason)?;
-    st.serialize_field("rules", &d.rules)?;
-    st.serialize_field("parts", &d.parts)?;
+    st.serialize_field("tier", &d.tier())?;
+    st.serialize_field("reason", d.reason())?;
+    st.serialize_field("rules", d.rules())?;
+    st.serialize_field("parts", d.parts())?;
     st.end()
 }

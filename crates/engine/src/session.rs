@@ -381,7 +381,7 @@ impl Session {
         let seq = self.record(&entry)?.map(|r| r.seq);
         let (refused, pending) = match d.verdict {
             Verdict::Allow => (None, false),
-            Verdict::Deny => (Some(format!("denied: {}", d.reason)), false),
+            Verdict::Deny => (Some(format!("denied: {}", d.reason())), false),
             Verdict::Ask => (None, true),
         };
         let mut gate = Gate { explanation, refused, decision_seq: seq, pending, tool: tool.to_string(), subject, path, input };

@@ -48,7 +48,7 @@ fn a_sub_agent_gets_no_more_than_its_parent() {
     let (mut sub, root) = session("sub", "coder", &["planner@s-1"]);
     let x = sub.explain(Query::Command("touch a"));
     assert_eq!(x.decision.verdict, Verdict::Deny);
-    assert!(x.decision.reason.contains("parent agent planner"), "{}", x.decision.reason);
+    assert!(x.decision.reason().contains("parent agent planner"), "{}", x.decision.reason());
     // What both allow runs, with the parent's (read-only) grants: the sandbox refuses a write
     // the analyser cannot see.
     let argv: Vec<String> = ["/bin/sh", "-c", "cat /dev/null; true"].map(String::from).to_vec();

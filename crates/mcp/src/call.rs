@@ -192,11 +192,11 @@ fn explain(shared: &Shared, a: ExplainArgs) -> Result<CallToolResult, McpError> 
         _ => return Err(McpError::invalid_params("explain: give `command`, or `tool` with an optional `path`", None)),
     };
     let decision = DecisionView::of(&x.decision);
-    let parts: Vec<serde_json::Value> = x.decision.parts.iter().filter_map(|p| serde_json::to_value(p).ok()).collect();
+    let parts: Vec<serde_json::Value> = x.decision.parts().iter().filter_map(|p| serde_json::to_value(p).ok()).collect();
     let tier = decision.tier.as_deref().map(|t| format!(" (tier {t})")).unwrap_or_default();
     let mut text = format!("{}{tier} {}: {}\n", x.decision.verdict.as_str(), decision.by(), decision.reason);
-    for p in &x.decision.parts {
-        text.push_str(&format!("- {}: {}\n", p.verdict.as_str(), p.reason));
+    for p in x.decision.parts() {
+        text.push_str(&format!("- {}: {}\n", p.verdict.as_str(), p.reason()));
     }
     let out = ExplainOut { decision, parts, agent: x.agent.clone(), ran: false };
     Ok(result(text, &out, false))

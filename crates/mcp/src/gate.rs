@@ -109,7 +109,7 @@ pub async fn decide(
 }
 
 async fn ask(peer: &Peer<RoleServer>, tool: &str, subject: &str, x: &Explanation) -> Result<(), String> {
-    let reason = &x.decision.reason;
+    let reason = x.decision.reason();
     if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
         return Err(format!(
             "needs approval ({reason}); this client cannot be asked (it did not declare the elicitation capability), so it was refused"

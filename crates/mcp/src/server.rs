@@ -36,7 +36,7 @@ impl Warden {
             return false;
         }
         let x = self.shared.explain(Query::Tool { name, path: None });
-        x.decision.verdict == Verdict::Deny && (name != "exec" || !x.decision.rules.is_empty())
+        x.decision.verdict == Verdict::Deny && (name != "exec" || !x.decision.rules().is_empty())
     }
 
     /// The tools this agent sees.

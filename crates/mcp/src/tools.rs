@@ -141,10 +141,10 @@ impl DecisionView {
                 Verdict::Ask => VerdictName::Ask,
                 Verdict::Deny => VerdictName::Deny,
             },
-            tier: d.tier.as_deref().map(str::to_string),
-            reason: d.reason.to_string(),
+            tier: d.tier().map(str::to_string),
+            reason: d.reason().to_string(),
             rules: d
-                .rules
+                .rules()
                 .iter()
                 .map(|r| RuleView {
                     file: r.file.to_string(),

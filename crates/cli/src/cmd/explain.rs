@@ -64,21 +64,21 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
 fn render(x: &Explanation) -> String {
     let d = &x.decision;
     let mut out = String::new();
-    let tier = d.tier.as_deref().map(|t| format!(" (tier {t})")).unwrap_or_default();
+    let tier = d.tier().map(|t| format!(" (tier {t})")).unwrap_or_default();
     out.push_str(&format!("verdict: {}{tier}\n", d.verdict.as_str()));
-    out.push_str(&format!("reason:  {}\n", d.reason));
+    out.push_str(&format!("reason:  {}\n", d.reason()));
     if let Some(agent) = &x.agent {
         out.push_str(&format!("agent:   {agent}\n"));
     }
-    if !d.rules.is_empty() {
+    if !d.rules().is_empty() {
         out.push_str("decided by:\n");
-        for rule in d.rules.iter() {
+        for rule in d.rules().iter() {
             out.push_str(&format!("  {}\n", rule_line(rule)));
         }
     }
-    if d.parts.len() > 1 || d.rules.is_empty() {
+    if d.parts().len() > 1 || d.rules().is_empty() {
         out.push_str("parts:\n");
-        for part in &d.parts {
+        for part in d.parts() {
             out.push_str(&format!("  {}\n", part_line(part)));
         }
     }
@@ -106,7 +106,7 @@ fn part_line(part: &Part) -> String {
         Subject::Opaque { reason, text } => format!("opaque ({reason}): {text}"),
         Subject::Request { problem } => format!("request: {problem}"),
     };
-    let by = part.rules.first().map(|r| format!("  <- {}:{}", r.file, r.line)).unwrap_or_default();
-    let tier = part.tier.as_deref().unwrap_or("-");
+    let by = part.rules().first().map(|r| format!("  <- {}:{}", r.file, r.line)).unwrap_or_default();
+    let tier = part.tier().unwrap_or("-");
     format!("{:<5}  {what}  [{tier}]{by}", part.verdict.as_str())
 }

@@ -243,9 +243,9 @@ fn reason(x: &Explanation, request: &Request) -> String {
     };
     // The part that decided: among those with the combined verdict, one an explicit rule
     // decided (rather than the default) if there is one.
-    let with_verdict = || d.parts.iter().filter(|p| p.verdict == d.verdict);
-    let part = with_verdict().find(|p| !p.rules.is_empty()).or_else(|| with_verdict().next());
-    let (why, rules) = part.map_or((&d.reason, &d.rules), |p| (&p.reason, &p.rules));
+    let with_verdict = || d.parts().iter().filter(|p| p.verdict == d.verdict);
+    let part = with_verdict().find(|p| !p.rules().is_empty()).or_else(|| with_verdict().next());
+    let (why, rules) = part.map_or((d.reason(), d.rules()), |p| (p.reason(), p.rules()));
     let mut notes = Vec::new();
     let mut places: Vec<String> = rules.iter().map(|r| format!("{}:{}", r.file, r.line)).collect();
     places.dedup();
@@ -256,7 +256,7 @@ fn reason(x: &Explanation, request: &Request) -> String {
     if !places.is_empty() {
         notes.push(format!("rule {}", places.join(", ")));
     }
-    if d.parts.len() > 1
+    if d.parts().len() > 1
         && let Some(part) = part.and_then(|p| part_text(p, request))
     {
         notes.push(format!("decided by {part}"));

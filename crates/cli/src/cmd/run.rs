@@ -119,8 +119,8 @@ fn report(o: &Outcome, json: bool) -> Result<(), CliError> {
     eprint!("{}", o.run.stderr.text);
     let _ = std::io::stdout().flush();
     let d = &o.decision;
-    let rule = d.rules.first().map(|r| format!(" by {}:{}:{}", r.file, r.line, r.column)).unwrap_or_default();
-    let tier = d.tier.as_deref().map(|t| format!(" (tier {t})")).unwrap_or_default();
+    let rule = d.rules().first().map(|r| format!(" by {}:{}:{}", r.file, r.line, r.column)).unwrap_or_default();
+    let tier = d.tier().map(|t| format!(" (tier {t})")).unwrap_or_default();
     if let Some(why) = &o.refused {
         eprintln!("warden: not run: {why}{rule}");
         return Ok(());

@@ -108,14 +108,14 @@ fn run_file(file: &Path, lines: &[Line], cov: &mut Coverage) -> (usize, usize) {
                     CaseRequest::Tool(name, path) => Query::Tool { name, path: path.as_deref() },
                 };
                 let decision = engine.explain(agent.as_deref(), query).decision;
-                for part in &decision.parts {
-                    cov.hit.extend(part.rules.iter().map(|r| r.id));
+                for part in decision.parts() {
+                    cov.hit.extend(part.rules().iter().map(|r| r.id));
                 }
                 match mismatch(case, &decision) {
                     None => passed += 1,
                     Some(why) => {
                         failed += 1;
-                        println!("FAIL {}:{}: {why}\n     reason: {}", file.display(), case.line, decision.reason);
+                        println!("FAIL {}:{}: {why}\n     reason: {}", file.display(), case.line, decision.reason());
                     }
                 }
             }
@@ -129,15 +129,15 @@ fn mismatch(case: &Case, decision: &Decision) -> Option<String> {
     if decision.verdict != case.verdict {
         return Some(format!("expected {}, got {}", case.verdict.as_str(), decision.verdict.as_str()));
     }
-    if let Some(tier) = &case.tier {
-        if decision.tier.as_deref() != Some(tier.as_str()) {
-            return Some(format!("expected tier {tier}, got {}", decision.tier.as_deref().unwrap_or("none")));
-        }
+    if let Some(tier) = &case.tier
+        && decision.tier() != Some(tier.as_str())
+    {
+        return Some(format!("expected tier {tier}, got {}", decision.tier().unwrap_or("none")));
     }
     if let Some((file, line)) = &case.rule {
-        let found = decision.rules.iter().any(|r| r.line == *line && r.file.ends_with(file.as_str()));
+        let found = decision.rules().iter().any(|r| r.line == *line && r.file.ends_with(file.as_str()));
         if !found {
-            let got: Vec<String> = decision.rules.iter().map(|r| format!("{}:{}", r.file, r.line)).collect();
+            let got: Vec<String> = decision.rules().iter().map(|r| format!("{}:{}", r.file, r.line)).collect();
             return Some(format!("expected rule {file}:{line}, got [{}]", got.join(", ")));
         }
     }

@@ -10,7 +10,7 @@ use super::model::{FsEntry, LayerC};
 use super::paths::{Anchors, resolve, with_resolved, with_segments};
 use super::PolicySet;
 use crate::ast::{FsAccess, Verdict};
-use crate::decision::{Action, Context, Decision, Part, Request, RuleRef, Subject};
+use crate::decision::{Action, Context, Decision, Part, Parts, Request, RuleRef, RuleWhy, Subject, Text};
 use std::borrow::Cow;
 use std::sync::Arc;
 use warden_shell::{Access, Analysis, SimpleCommand, Word};
@@ -25,7 +25,7 @@ pub(crate) struct Decider<'p> {
     pub(crate) set: &'p PolicySet,
     pub(crate) judge: Judge<'p>,
     pub(crate) anchors: Anchors<'p>,
-    pub(crate) parts: Vec<Part>,
+    pub(crate) parts: Parts,
     /// What combining needs beyond the parts (tiers), kept as parts are pushed.
     pub(crate) tally: Tally,
 }
@@ -93,14 +93,29 @@ fn push_argv(out: &mut String, argv: &[Word]) {
     }
 }
 
-/// `head`, then what `what` writes, then `tail` and `verdict`, as one shared string.
-fn sentence(head: &str, what: &dyn Fn(&mut String), tail: &str, verdict: Verdict) -> Arc<str> {
+/// `head`, then what `what` writes, then `tail` and `verdict`.
+fn sentence(head: &str, what: &dyn Fn(&mut String), tail: &str, verdict: Verdict) -> String {
     let mut s = String::with_capacity(96);
     s.push_str(head);
     what(&mut s);
     s.push_str(tail);
     s.push_str(verdict.as_str());
-    s.into()
+    s
+}
+
+/// What a part decided by each rule alone states, by rule id: made once per policy set, so that
+/// deciding shares it instead of assembling it.
+pub(crate) fn rule_whys(layers: &[LayerC], rules: &[RuleRef]) -> Vec<Option<Arc<RuleWhy>>> {
+    let mut out: Vec<Option<Arc<RuleWhy>>> = vec![None; rules.len()];
+    for layer in layers {
+        for r in &layer.rules {
+            let tier = r.tier.and_then(|t| layer.tiers.get(t)).map(|t| Arc::clone(&t.name));
+            if let (Some(slot), Some(rule)) = (out.get_mut(r.id), rules.get(r.id)) {
+                *slot = Some(Arc::new(RuleWhy::new(tier, Arc::clone(&r.message), rule.clone())));
+            }
+        }
+    }
+    out
 }
 
 impl<'p> Decider<'p> {
@@ -109,15 +124,9 @@ impl<'p> Decider<'p> {
             set,
             judge,
             anchors: Anchors::new(ctx),
-            parts: Vec::new(),
+            parts: Parts::new(),
             tally: Tally::default(),
         }
-    }
-
-    /// The reason a rule gives (computed once at compile time).
-    fn rule_reason(&self, l: usize, r: usize) -> Option<Arc<str>> {
-        let rule = self.judge.layers.get(l)?.rules.get(r)?;
-        Some(Arc::clone(&rule.message))
     }
 
     /// Records a judged part. `what` writes the part as the reason shows it (only called when
@@ -129,38 +138,39 @@ impl<'p> Decider<'p> {
         j: Judged,
         span: Option<std::ops::Range<usize>>,
     ) {
-        let reason: Arc<str> = match &j.how {
+        self.tally.note(j.verdict, j.tier, j.base_tier, self.parts.len());
+        let rule = |(l, r): &(usize, usize)| self.judge.layers.get(*l)?.rules.get(*r);
+        // One rule decided alone (the usual case): the part shares what the rule states.
+        if let (How::Rules, [one]) = (&j.how, j.rules.as_slice())
+            && let Some(why) = rule(one).and_then(|r| self.set.why.get(r.id)?.as_ref())
+        {
+            self.parts.push(Part::by_rule(subject, j.verdict, why, span));
+            return;
+        }
+        let reason: Text = match &j.how {
             How::Rules => j
                 .rules
                 .first()
-                .and_then(|(l, r)| self.rule_reason(*l, *r))
-                .unwrap_or_else(|| "decided by a rule".into()),
-            How::Default => sentence("no rule matches `", what, "`; the default is ", j.verdict),
+                .and_then(rule)
+                .map_or_else(|| String::from("decided by a rule").into(), |r| Arc::clone(&r.message).into()),
+            How::Default => sentence("no rule matches `", what, "`; the default is ", j.verdict).into(),
             How::Opaque => sentence(
                 "`",
                 what,
                 "` depends on words that cannot be known statically; opaque commands take ",
                 j.verdict,
-            ),
+            )
+            .into(),
             How::AgentTier(t) => {
                 let agent = self.judge.agent.map(|a| a.name.as_str()).unwrap_or_default();
                 format!("agent `{agent}` may not use tier `{t}`").into()
             }
         };
-        let id = |(l, r): &(usize, usize)| Some(self.judge.layers.get(*l)?.rules.get(*r)?.id);
-        let rules: Arc<[RuleRef]> = match j.rules.as_slice() {
-            [] => Arc::clone(&self.set.no_rules),
-            [one] => id(one).and_then(|id| self.set.alone.get(id)).cloned().unwrap_or_default(),
-            many => {
-                let found: smallvec::SmallVec<[&RuleRef; 8]> =
-                    many.iter().filter_map(|x| self.set.rules.get(id(x)?)).collect();
-                // A slice iterator with a known length: the list is allocated once.
-                found.iter().map(|r| (*r).clone()).collect()
-            }
-        };
+        // Sized once: a collect through `filter_map` would grow the list as it goes.
+        let mut rules: Vec<RuleRef> = Vec::with_capacity(j.rules.len());
+        rules.extend(j.rules.iter().filter_map(|x| self.set.rules.get(rule(x)?.id)).cloned());
         let tier = j.tier.and_then(|(l, t)| self.judge.tier_arc(l, t));
-        self.tally.note(j.verdict, j.tier, j.base_tier);
-        self.parts.push(Part { subject, verdict: j.verdict, tier, reason, rules, span });
+        self.parts.push(Part::new(subject, j.verdict, tier, reason, rules, span));
     }
 
     /// A part decided without rules (opaque words, a request problem).
@@ -171,8 +181,7 @@ impl<'p> Decider<'p> {
         reason: String,
         span: Option<std::ops::Range<usize>>,
     ) {
-        let rules = Arc::clone(&self.set.no_rules);
-        self.parts.push(Part { subject, verdict, tier: None, reason: reason.into(), rules, span });
+        self.parts.push(Part::new(subject, verdict, None, reason, Vec::new(), span));
     }
 
     /// Judges a file access against the `fs` rules.
@@ -292,7 +301,7 @@ impl<'p> Decider<'p> {
         self.push(subject, &|s| push_argv(s, &cmd.argv), j, Some(cmd.span.clone()));
         if let (Some(name), true, Some(last)) = (code_env, opaque, self.parts.last_mut()) {
             let tail = format!("` sets `{name}`, which changes what code runs; opaque commands take ");
-            last.reason = sentence("`", &|s| push_argv(s, &cmd.argv), &tail, last.verdict);
+            last.set_reason(sentence("`", &|s| push_argv(s, &cmd.argv), &tail, last.verdict));
         }
     }
 

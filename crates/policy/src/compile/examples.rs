@@ -118,8 +118,8 @@ fn check_file(set: &super::PolicySet, file: &FileAst, out: &mut Vec<Found>) {
 
 /// "by rule `...` at line N (reason)" or "by the default/opaque verdict (reason)".
 fn by(d: &Decision) -> String {
-    match d.rules.first() {
-        Some(r) => format!("by `{}` at line {}: {}", r.text, r.line, d.reason),
-        None => format!("({})", d.reason),
+    match d.rules().first() {
+        Some(r) => format!("by `{}` at line {}: {}", r.text, r.line, d.reason()),
+        None => format!("({})", d.reason()),
     }
 }

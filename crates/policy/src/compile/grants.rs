@@ -7,28 +7,14 @@ use super::glob::Glob;
 use super::model::{AgentProfile, FsGrant, LayerC, NetC, min_limits};
 use super::paths::{Anchors, PathPattern};
 use crate::ast::Verdict;
-use crate::decision::{Backend, Decision, Grants, Limits, Network, Part, RuleRef, Subject};
+use crate::decision::{Backend, Decision, Grants, Limits, Network, Part, Subject};
 use std::cmp::Reverse;
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// A decision that refuses the request itself (unknown agent, ...).
 pub(crate) fn refusal(problem: String, reason: String) -> Decision {
-    let reason: Arc<str> = reason.into();
-    Decision {
-        verdict: Verdict::Deny,
-        tier: None,
-        reason: reason.clone(),
-        rules: Arc::default(),
-        parts: vec![Part {
-            subject: Subject::Request { problem },
-            verdict: Verdict::Deny,
-            tier: None,
-            reason,
-            rules: Arc::default(),
-            span: None,
-        }],
-        grants: Arc::default(),
-    }
+    let part = Part::new(Subject::Request { problem }, Verdict::Deny, None, reason, Vec::new(), None);
+    Decision::from_parts(Verdict::Deny, smallvec::smallvec![part], Arc::default(), None)
 }
 
 /// Ranking of a reported tier: base-layer tiers first, then declaration order.
@@ -40,30 +26,36 @@ fn rank(t: (usize, usize)) -> (Reverse<usize>, usize) {
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
     /// Per verdict (allow, ask, deny): the best-ranked reported tier, as (layer, tier), among
-    /// the parts with that verdict.
-    ranks: [Option<(usize, usize)>; 3],
+    /// the parts with that verdict, and the first part that has it.
+    ranks: [Option<((usize, usize), usize)>; 3],
     /// The highest tier the base layer placed any part in (decides grants).
     base_tier: Option<usize>,
 }
 
 impl Tally {
-    /// Notes a judged part.
-    pub(crate) fn note(&mut self, verdict: Verdict, tier: Option<(usize, usize)>, base: Option<usize>) {
+    /// Notes judged part number `part`.
+    pub(crate) fn note(
+        &mut self,
+        verdict: Verdict,
+        tier: Option<(usize, usize)>,
+        base: Option<usize>,
+        part: usize,
+    ) {
         if let (Some(t), Some(slot)) = (tier, self.ranks.get_mut(verdict_slot(verdict)))
-            && slot.is_none_or(|b| rank(t) > rank(b))
+            && slot.is_none_or(|(b, _)| rank(t) > rank(b))
         {
-            *slot = Some(t);
+            *slot = Some((t, part));
         }
         self.base_tier = self.base_tier.max(base);
     }
 
-    /// The reported tier of a decision: among the deciding parts when it is denied (a denied
-    /// request does not run in any tier the others asked for), else among all parts.
-    fn tier(&self, verdict: Verdict) -> Option<(usize, usize)> {
+    /// The part whose tier a decision reports: among the deciding parts when it is denied (a
+    /// denied request does not run in any tier the others asked for), else among all parts.
+    fn tier(&self, verdict: Verdict) -> Option<usize> {
         if verdict == Verdict::Deny {
-            return self.ranks.get(verdict_slot(verdict)).copied().flatten();
+            return self.ranks.get(verdict_slot(verdict)).copied().flatten().map(|(_, p)| p);
         }
-        self.ranks.iter().flatten().copied().max_by_key(|t| rank(*t))
+        self.ranks.iter().flatten().copied().max_by_key(|(t, _)| rank(*t)).map(|(_, p)| p)
     }
 }
 
@@ -78,41 +70,13 @@ fn verdict_slot(v: Verdict) -> usize {
 /// The decision from the judged parts.
 pub(crate) fn combine(d: Decider<'_>, agent: Option<&AgentProfile>, with_grants: bool) -> Decision {
     let verdict = d.parts.iter().map(|p| p.verdict).max().unwrap_or(Verdict::Deny);
-    let tier = d.tally.tier(verdict).and_then(|(l, t)| d.judge.tier_arc(l, t));
-    let mut reason = None;
-    // The deciding parts' rules: shared when one part's list holds them all (the usual case).
-    let mut shared: Option<&Arc<[RuleRef]>> = None;
-    let mut merged: Option<Vec<RuleRef>> = None;
-    for p in d.parts.iter().filter(|p| p.verdict == verdict) {
-        reason.get_or_insert_with(|| Arc::clone(&p.reason));
-        if p.rules.is_empty() {
-            continue;
-        }
-        let Some(first) = shared else {
-            shared = Some(&p.rules);
-            continue;
-        };
-        if Arc::ptr_eq(first, &p.rules) {
-            continue;
-        }
-        let list = merged.get_or_insert_with(|| first.to_vec());
-        for r in p.rules.iter() {
-            if !list.iter().any(|x| x.id == r.id) {
-                list.push(r.clone());
-            }
-        }
-    }
-    let rules: Arc<[RuleRef]> = match (merged, shared) {
-        (Some(list), _) => list.into(),
-        (None, Some(one)) => Arc::clone(one),
-        (None, None) => Arc::clone(&d.set.no_rules),
-    };
     let grants = if with_grants {
         grants(&d, verdict, d.tally.base_tier, agent)
     } else {
         Arc::clone(&d.set.cache.none)
     };
-    Decision { verdict, tier, reason: reason.unwrap_or_default(), rules, parts: d.parts, grants }
+    let tier_of = d.tally.tier(verdict);
+    Decision::from_parts(verdict, d.parts, grants, tier_of)
 }
 
 fn push_unique(v: &mut Vec<String>, s: String) {

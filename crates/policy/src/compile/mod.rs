@@ -56,10 +56,8 @@ pub struct LayerInfo {
 pub struct PolicySet {
     infos: Vec<LayerInfo>,
     rules: Vec<RuleRef>,
-    /// Each rule as a list of one, shared by the decisions it decides alone.
-    alone: Vec<std::sync::Arc<[RuleRef]>>,
-    /// The empty list, shared by every part no rule decided.
-    no_rules: std::sync::Arc<[RuleRef]>,
+    /// What a part decided by one rule alone states (tier, reason, the rule), by rule id.
+    why: Vec<Option<std::sync::Arc<crate::decision::RuleWhy>>>,
     layers: Vec<LayerC>,
     agents: HashMap<String, AgentProfile>,
     /// The policy-wide opaque verdict (the most severe any layer sets; ask when unset).
@@ -195,9 +193,8 @@ pub(crate) fn assemble(parsed: &[LayerAst]) -> PolicySet {
     let plans = grants::Plans::new(&built.layers);
     PolicySet {
         infos,
-        alone: built.rules.iter().map(|r| std::sync::Arc::from([r.clone()])).collect(),
+        why: decide::rule_whys(&built.layers, &built.rules),
         rules: built.rules,
-        no_rules: std::sync::Arc::from([]),
         layers: built.layers,
         agents: built.agents,
         opaque,

@@ -343,11 +343,11 @@ pub fn run_rows(set: &PolicySet, text: &str, rows: &[Row]) -> Vec<String> {
     for (req, agent, verdict, tier, rule) in rows {
         let d = decide(set, *agent, req);
         let line = rule.map(|r| line_of(text, r));
-        let got_line = d.rules.first().map(|r| r.line);
-        if d.verdict != *verdict || d.tier.as_deref() != *tier || got_line != line {
+        let got_line = d.rules().first().map(|r| r.line);
+        if d.verdict != *verdict || d.tier() != *tier || got_line != line {
             wrong.push(format!(
                 "{req:?} agent {agent:?}: wanted {verdict:?} {tier:?} line {line:?}, got {:?} {:?} line {got_line:?} ({})",
-                d.verdict, d.tier, d.reason
+                d.verdict, d.tier(), d.reason()
             ));
         }
     }
@@ -366,21 +366,21 @@ fn decision_content() {
     let set = compile_texts(&[MAIN]).unwrap();
     let d = decide(&set, None, "cargo test && git -C x push origin");
     assert_eq!(d.verdict, D);
-    assert_eq!(&*d.reason, "deletion, push and publish are intercepted");
-    assert_eq!(d.parts.len(), 2);
-    assert_eq!(d.parts[0].verdict, Q);
-    assert_eq!(d.parts[0].tier.as_deref(), Some("write"));
-    assert_eq!(d.rules.len(), 1);
-    assert_eq!(&*d.rules[0].text, "exec git push");
-    assert_eq!(&*d.rules[0].file, "layer0.policy");
-    assert_eq!(d.rules[0].layer, LayerKind::Enterprise);
+    assert_eq!(d.reason(), "deletion, push and publish are intercepted");
+    assert_eq!(d.parts().len(), 2);
+    assert_eq!(d.parts()[0].verdict, Q);
+    assert_eq!(d.parts()[0].tier(), Some("write"));
+    assert_eq!(d.rules().len(), 1);
+    assert_eq!(&*d.rules()[0].text, "exec git push");
+    assert_eq!(&*d.rules()[0].file, "layer0.policy");
+    assert_eq!(d.rules()[0].layer, LayerKind::Enterprise);
     let json = serde_json::to_string(&d).unwrap();
     println!("{json}");
     let d = decide(&set, None, "unknowncmd x");
-    assert_eq!(&*d.reason, "no rule matches `unknowncmd x`; the default is deny");
+    assert_eq!(d.reason(), "no rule matches `unknowncmd x`; the default is deny");
     let d = decide(&set, None, "$x -rf /");
-    assert!(d.reason.contains("cannot be known statically"), "{}", d.reason);
-    assert!(d.reason.ends_with("opaque commands take ask"), "{}", d.reason);
+    assert!(d.reason().contains("cannot be known statically"), "{}", d.reason());
+    assert!(d.reason().ends_with("opaque commands take ask"), "{}", d.reason());
 }
 
 #[test]
@@ -444,10 +444,10 @@ tier write: allow {
 "#;
     let set = compile_texts(&[text]).unwrap();
     let d = decide(&set, None, "tool:read_file:/workspace/src/main.rs");
-    assert_eq!(d.tier.as_deref(), Some("read"));
+    assert_eq!(d.tier(), Some("read"));
     assert!(d.grants.write.is_empty(), "{:?}", d.grants.write);
     let d = decide(&set, None, "tool:write_file:/workspace/src/main.rs");
-    assert_eq!(d.tier.as_deref(), Some("write"));
+    assert_eq!(d.tier(), Some("write"));
     assert_eq!(d.grants.write, vec!["/workspace/**"]);
 }
 
@@ -565,7 +565,7 @@ fn perf_10k() {
         ns.sort_unstable();
         println!(
             "decide `{cmd}`: p50 {} ns, p99 {} ns -> {} (tier {:?}, {} read grants)",
-            ns[ns.len() / 2], ns[ns.len() * 99 / 100], d.verdict.as_str(), d.tier, d.grants.read.len()
+            ns[ns.len() / 2], ns[ns.len() * 99 / 100], d.verdict.as_str(), d.tier(), d.grants.read.len()
         );
     }
 }

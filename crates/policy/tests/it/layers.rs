@@ -101,9 +101,9 @@ fn layer_table() {
         let set = compile_texts(texts).unwrap_or_else(|e| panic!("{:?}", e.0.iter().map(|d| d.short()).collect::<Vec<_>>()));
         let d = decide(&set, *agent, req);
         let want = rule.map(|(l, snippet)| (format!("layer{l}.policy"), line_of(texts[l], snippet)));
-        let got = d.rules.first().map(|r| (r.file.to_string(), r.line));
+        let got = d.rules().first().map(|r| (r.file.to_string(), r.line));
         if d.verdict != *verdict || got != want {
-            wrong.push(format!("{} layers, {req:?} agent {agent:?}: wanted {verdict:?} {want:?}, got {:?} {got:?} ({})", texts.len(), d.verdict, d.reason));
+            wrong.push(format!("{} layers, {req:?} agent {agent:?}: wanted {verdict:?} {want:?}, got {:?} {got:?} ({})", texts.len(), d.verdict, d.reason()));
         }
     }
     assert!(wrong.is_empty(), "{} of {} wrong:\n{}", wrong.len(), ROWS.len(), wrong.join("\n"));
@@ -118,7 +118,7 @@ fn lower_layers_never_widen_grants() {
     assert!(d.grants.deny.contains(&"/workspace/secret/**".to_string()));
     let d = decide(&set, None, "ls");
     assert!(d.grants.write.is_empty());
-    assert_eq!(d.tier.as_deref(), Some("read"));
+    assert_eq!(d.tier(), Some("read"));
     assert_eq!(set.layers()[1].kind, LayerKind::User);
     // `helper` is defined only by the lower layer: it stays unknown.
     assert_eq!(set.agents(), vec!["reviewer".to_string()]);
@@ -156,7 +156,7 @@ fn shipped_corpus_report() {
             let d = set.decide(&Request { agent: None, action: Action::Exec(&a) }, &crate::decide::ctx());
             if d.verdict.as_str() != f[i + 1] {
                 bad += 1;
-                println!("{:10} want {:5} got {:5} | {cmd} | {}", names[i], f[i + 1], d.verdict.as_str(), d.reason);
+                println!("{:10} want {:5} got {:5} | {cmd} | {}", names[i], f[i + 1], d.verdict.as_str(), d.reason());
             }
         }
     }

@@ -239,8 +239,8 @@ proptest! {
         let ctx = Context { workspace, home, cwd };
         let agent = agent.as_deref();
         let d = set.decide(&Request { agent, action: Action::Exec(&analysis) }, &ctx);
-        prop_assert!(!d.parts.is_empty());
+        prop_assert!(!d.parts().is_empty());
         let d = set.decide(&Request { agent, action: Action::Tool { name: &tool, path: Some(&tool) } }, &ctx);
-        prop_assert!(!d.parts.is_empty());
+        prop_assert!(!d.parts().is_empty());
     }
 }
