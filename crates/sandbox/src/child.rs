@@ -70,6 +70,9 @@ pub(crate) struct Child<'a> {
     pub argv: &'a [*const c_char],
     pub env: &'a [*const c_char],
     pub sync: RawFd,
+    /// The go pipe's write end: this process's copy is closed first, so that the read sees the
+    /// end of the pipe when the parent gives up (instead of waiting on its own copy).
+    pub sync_w: RawFd,
     pub err: RawFd,
     pub stdin: RawFd,
     pub stdout: RawFd,
@@ -174,6 +177,7 @@ unsafe fn start(c: &Child) {
     // SAFETY: (the whole block) raw system calls on descriptors and buffers the parent prepared
     // (see module docs).
     unsafe {
+        libc::close(c.sync_w);
         check!(c.err, libc::dup2(c.stdin, 0), Stage::Stdio);
         check!(c.err, libc::dup2(c.stdout, 1), Stage::Stdio);
         check!(c.err, libc::dup2(c.stderr, 2), Stage::Stdio);

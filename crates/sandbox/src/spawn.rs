@@ -92,6 +92,7 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
         argv: &argv,
         env: &env,
         sync: sync_r.as_raw_fd(),
+        sync_w: sync_w.as_raw_fd(),
         err: err_w.as_raw_fd(),
         stdin: stdin_child.as_raw_fd(),
         stdout: out_w.as_raw_fd(),
@@ -127,7 +128,13 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
             }
             let status = Reaper::new(hop_pid).wait();
             if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-                drop((err_w, out_w, errp_w));
+                // A command the hop cloned before it failed is killed and reaped; one it cloned
+                // without saying so sees the go pipe end and fails at once.
+                drop((err_w, out_w, errp_w, sync_w));
+                let cloned = pid.load(Ordering::SeqCst);
+                if cloned > 0 {
+                    drop(Reaper::new(cloned));
+                }
                 let (stage, step, code) = read_failure(&err_r).unwrap_or((None, 0, 0));
                 return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::View)).to_lowercase(), step, errno: code });
             }
