@@ -189,7 +189,6 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
             Step::Symlink { target, link } => put(&[b"symlink", target.as_bytes(), link.as_bytes()]),
             Step::Bind { src, dst, remount } => {
                 let id = identity(src.as_bytes());
-                let id = id.map(|(dev, ino)| [dev.to_le_bytes(), ino.to_le_bytes()].concat()).unwrap_or_default();
                 let flags = remount.map(|f| f.to_le_bytes().to_vec()).unwrap_or_default();
                 put(&[b"bind", src.as_bytes(), &id, dst.as_bytes(), &flags]);
             }
@@ -197,7 +196,7 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
             Step::Proc(dst) => put(&[b"proc", dst.as_bytes()]),
             Step::Attach { tree, dst } => {
                 let host = plan.trees.get(*tree).map(|t| t.as_os_str().as_bytes()).unwrap_or_default();
-                let id = identity(host).map(|(dev, ino)| [dev.to_le_bytes(), ino.to_le_bytes()].concat()).unwrap_or_default();
+                let id = identity(host);
                 put(&[b"attach", host, &id, dst.as_bytes()]);
             }
         }
@@ -205,10 +204,10 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
     Some(k)
 }
 
-/// (device, inode) of a host path, `None` for paths only the view has (the covers).
-fn identity(path: &[u8]) -> Option<(u64, u64)> {
-    let m = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)).ok()?;
-    Some((m.dev(), m.ino()))
+/// (device, inode) of a host path as key bytes; empty for paths only the view has (the covers).
+fn identity(path: &[u8]) -> Vec<u8> {
+    let Ok(m) = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)) else { return Vec::new() };
+    [m.dev().to_le_bytes(), m.ino().to_le_bytes()].concat()
 }
 
 /// The path inside the view of a staging path (`staging/root/x` -> `/x`).
