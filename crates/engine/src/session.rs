@@ -1,6 +1,8 @@
 //! A session: one agent identity's requests, each decided, settled, recorded and run.
 //!
-//! The order is the guarantee: the decision record is durable on disk before anything runs;
+//! The order is the guarantee: the decision record is durable on disk before anything runs
+//! (an allowed command's sandbox is built while the record is written, and the command starts
+//! only once it is on disk: `warden_sandbox::run_gated`);
 //! an approval is recorded with who gave it before the command starts; the outcome follows.
 //! When the audit log cannot be written, nothing runs (fail closed). The log's folder is
 //! hidden from every sandbox the session builds, whatever the grants say.
@@ -179,7 +181,14 @@ impl Session {
     /// The audit log cannot be written (nothing ran, or the outcome could not be recorded), or
     /// the sandbox cannot be built.
     pub fn exec(&mut self, query: Query<'_>, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
-        let mut gate = self.begin_exec(query, job)?;
+        let explanation = self.explain(query);
+        let (subject, input) = self.exec_input(query, job);
+        let allowed = explanation.decision.verdict == Verdict::Allow
+            && over_budget(&explanation.decision.grants.limits, &self.spent).is_none();
+        if allowed {
+            return self.exec_allowed(explanation, subject, input, job, opts);
+        }
+        let mut gate = self.begin(explanation, "exec", subject, None, input)?;
         self.settle(&mut gate)?;
         self.run(gate, job, opts)
     }
@@ -190,6 +199,39 @@ impl Session {
     /// The decision cannot be recorded: nothing may run.
     pub fn begin_exec(&mut self, query: Query<'_>, job: Job<'_>) -> Result<Gate, SessionError> {
         let explanation = self.explain(query);
+        let (subject, input) = self.exec_input(query, job);
+        self.begin(explanation, "exec", subject, None, input)
+    }
+
+    /// An allowed command within its budgets: the sandbox is built while the decision record is
+    /// written, and the command starts only once the record is on disk (the sandbox's gate).
+    fn exec_allowed(&mut self, explanation: Explanation, subject: String, input: Input, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
+        let entry = self.decision_entry(&explanation, "exec", input.clone());
+        let mut gate = Gate { explanation, refused: None, decision_seq: None, pending: false, tool: "exec".into(), subject, path: None, input };
+        let opts = self.cleared_opts(&gate, opts);
+        self.spent.commands += 1;
+        let mut recorded = None;
+        let result = {
+            let Session { engine, env, log, .. } = &mut *self;
+            let mut record = || {
+                let r = append(log, &entry);
+                let refused = r.as_ref().err().map(ToString::to_string);
+                recorded = Some(r);
+                refused.map_or(Ok(()), Err)
+            };
+            engine.run_gated(&gate.explanation, job, env, &opts, &mut record)
+        };
+        // Not called by the run: nothing was started (the outcome says why). Record it now.
+        let receipt = match recorded {
+            Some(r) => r,
+            None => append(&mut self.log, &entry),
+        }?;
+        gate.decision_seq = receipt.map(|r| r.seq);
+        self.complete(Cleared { gate, opts }, result)
+    }
+
+    /// The subject and the audit input of a command.
+    fn exec_input(&self, query: Query<'_>, job: Job<'_>) -> (String, Input) {
         let (command, argv) = match job {
             Job::Shell(text) => (Some(text.to_string()), None),
             Job::Argv(args) => (None, Some(args.to_vec())),
@@ -198,8 +240,7 @@ impl Session {
             Query::Command(text) => text.to_string(),
             Query::Tool { path, .. } => path.unwrap_or_default().to_string(),
         };
-        let input = Input { command, argv, ..self.input(None) };
-        self.begin(explanation, "exec", subject, None, input)
+        (subject, Input { command, argv, ..self.input(None) })
     }
 
     /// Runs a settled command gate confined (second half of [`Session::exec`]): budgets, the
@@ -237,17 +278,23 @@ impl Session {
             outcome.audit = self.finish(&gate, &outcome)?;
             return Ok(Err(outcome));
         }
+        let opts = self.cleared_opts(&gate, opts);
+        self.spent.commands += 1;
+        Ok(Ok(Cleared { gate, opts }))
+    }
+
+    /// The options a cleared command runs with: no longer than what is left of the session's
+    /// time budget, and the audit log hidden.
+    fn cleared_opts(&self, gate: &Gate, opts: &RunOptions) -> RunOptions {
         let mut opts = opts.clone();
-        // A command may not run past what is left of the session's time budget.
-        if let Some(total) = limits.total_time_ms {
+        if let Some(total) = gate.explanation.decision.grants.limits.total_time_ms {
             let left = std::time::Duration::from_secs_f64((total as f64 - self.spent.time_ms).max(0.0) / 1000.0);
             opts.timeout = Some(opts.timeout.map_or(left, |t| t.min(left)));
         }
         if let Some(log) = &self.log {
             opts.protect.extend(protected(log.path(), self.engine.context()));
         }
-        self.spent.commands += 1;
-        Ok(Ok(Cleared { gate, opts }))
+        opts
     }
 
     /// Records how a cleared command ended and counts it against the budgets.
@@ -375,9 +422,7 @@ impl Session {
 
     fn begin(&mut self, explanation: Explanation, tool: &str, subject: String, path: Option<String>, input: Input) -> Result<Gate, SessionError> {
         let d = &explanation.decision;
-        let mut entry = self.entry(Kind::Decision, tool, input.clone());
-        entry.decision = Some(decision_rec(d));
-        entry.decided_by = Some(DecidedBy { kind: "policy".into(), name: None });
+        let entry = self.decision_entry(&explanation, tool, input.clone());
         let seq = self.record(&entry)?.map(|r| r.seq);
         let (refused, pending) = match d.verdict {
             Verdict::Allow => (None, false),
@@ -389,6 +434,14 @@ impl Session {
             self.answer(&mut gate, Answer::Once { by: "session-approval".into() })?;
         }
         Ok(gate)
+    }
+
+    /// The record of a decision the policy made.
+    fn decision_entry(&self, explanation: &Explanation, tool: &str, input: Input) -> Entry {
+        let mut entry = self.entry(Kind::Decision, tool, input);
+        entry.decision = Some(decision_rec(&explanation.decision));
+        entry.decided_by = Some(DecidedBy { kind: "policy".into(), name: None });
+        entry
     }
 
     fn input(&self, path: Option<&str>) -> Input {
@@ -423,10 +476,15 @@ impl Session {
     }
 
     fn record(&mut self, entry: &Entry) -> Result<Option<Receipt>, SessionError> {
-        match &mut self.log {
-            None => Ok(None),
-            Some(log) => log.append(entry).map(Some).map_err(|e| SessionError::Audit(e.to_string())),
-        }
+        append(&mut self.log, entry)
+    }
+}
+
+/// Appends `entry` to the log, when there is one.
+fn append(log: &mut Option<Log>, entry: &Entry) -> Result<Option<Receipt>, SessionError> {
+    match log {
+        None => Ok(None),
+        Some(log) => log.append(entry).map(Some).map_err(|e| SessionError::Audit(e.to_string())),
     }
 }
 

@@ -190,9 +190,8 @@ unsafe fn start(c: &Child) {
                 libc::signal(sig, libc::SIG_DFL);
             }
         }
-        // In a prepared view the id maps exist already, and the go only says that the parent
-        // holds the run's mount namespace (see `spawn::release_later`), which matters once the
-        // command can exit: `finish` waits for it last, so the setup overlaps the parent's work.
+        // The first go says the id maps are written. In a prepared view they exist already:
+        // the only go is the last one (see `finish`), so the setup overlaps the parent's work.
         if c.fresh.is_none() {
             wait_go(c.sync, c.err);
         }
@@ -361,9 +360,9 @@ unsafe fn finish(c: &Child) -> ! {
         }
         check!(c.err, libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
 
-        if c.fresh.is_some() {
-            wait_go(c.sync, c.err);
-        }
+        // The last go: the parent's gate passed (its decision record is on disk) and it holds
+        // the run's mount namespace (see `spawn::release_later`). End of file instead: exit.
+        wait_go(c.sync, c.err);
         for (i, prog) in c.programs.iter().enumerate() {
             let fprog = libc::sock_fprog { len: u16::try_from(prog.len()).unwrap_or(0), filter: prog.as_ptr().cast_mut() };
             check!(c.err, libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);

@@ -33,7 +33,7 @@ mod view;
 mod view_child;
 
 pub use landlock::abi as landlock_abi;
-pub use spawn::run;
+pub use spawn::{run, run_gated};
 pub use spec::{Access, Limits, Mount, Spec};
 pub use view::{Views, set_views};
 
@@ -70,6 +70,9 @@ pub enum Error {
         /// The error number.
         errno: i32,
     },
+    /// The caller's gate refused (see [`run_gated`]): the sandbox was torn down unused.
+    #[error("not started: {0}")]
+    Gate(String),
     /// An I/O error in the parent.
     #[error("sandbox I/O error: {0}")]
     Io(std::io::Error),

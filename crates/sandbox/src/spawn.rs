@@ -47,6 +47,20 @@ fn null_stdin() -> Result<OwnedFd, Error> {
 
 /// Runs `spec` in the sandbox.
 pub fn run(spec: &Spec) -> Result<Run, Error> {
+    run_gated(spec, &mut || Ok(()))
+}
+
+/// Runs `spec` in the sandbox, calling `gate` while the sandbox is being built: the command
+/// starts only once `gate` returns `Ok`. On `Err` the half-built sandbox is killed and
+/// [`Error::Gate`] returned; nothing of the command ran. `gate` is called at most once, and not
+/// at all when the run ends before a process was started (a program that is not there).
+///
+/// The caller's work in `gate` (warden writes its durable decision record there) overlaps the
+/// kernel's (the namespaces, the mounts, Landlock) instead of coming before it.
+///
+/// # Errors
+/// See [`Error`].
+pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> Result<Run, Error> {
     let started = Instant::now();
     let abi = landlock::abi();
     if abi < spec.min_landlock_abi.max(1) {
@@ -167,10 +181,18 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
     }
     // Held until the run is over, then released off the caller's path (see `release_later`).
     let mount_ns = std::fs::File::open(format!("/proc/{pid}/ns/mnt")).ok();
-    // SAFETY: writes one byte from a stack buffer to our pipe.
-    if unsafe { libc::write(sync_w.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
-        return Err(Error::Io(std::io::Error::last_os_error()));
+    // Two go bytes: the id maps are written (a one-shot child waits for them before it
+    // builds), then the gate passed (every child waits for it just before seccomp and exec).
+    if view.is_none() {
+        go(&sync_w)?;
     }
+    if let Err(why) = gate() {
+        // The child reads end-of-file instead of its go and exits; the reaper makes sure.
+        drop(sync_w);
+        drop(reaper);
+        return Err(Error::Gate(why));
+    }
+    go(&sync_w)?;
     drop(sync_w);
 
     if let Some((stage, step, code)) = read_failure(&err_r) {
@@ -255,6 +277,15 @@ extern "C" fn hop_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `Hop` that `run` passed to clone; `run` reaps the hop before it
     // drops it.
     unsafe { crate::view_child::hop(&*(arg as *const Hop<'_>)) }
+}
+
+/// Writes one go byte to the child.
+fn go(sync_w: &OwnedFd) -> Result<(), Error> {
+    // SAFETY: writes one byte from a static buffer to our pipe.
+    if unsafe { libc::write(sync_w.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 fn null_pid() -> *mut libc::pid_t {

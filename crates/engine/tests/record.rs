@@ -1,0 +1,71 @@
+//! An allowed command is built in its sandbox while its decision is recorded, and starts only
+//! once the record is on disk: a decision that cannot be recorded runs nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+
+use warden_engine::{Engine, Environment, Job, Query, RefuseAll, RunOptions, Session, SessionConfig, SessionError};
+use warden_policy::{Context, LayerKind, LayerSource, SourceFile};
+
+const POLICY: &str = "version 1\ndefault deny\ntier write: allow {\n    exec touch\n    fs read \"/usr/**\", \"/lib/**\", \"/lib64/**\", \"/bin/**\", \"/etc/**\"\n    fs write \"${workspace}/**\"\n}\n";
+
+struct Setup {
+    root: std::path::PathBuf,
+    ws: std::path::PathBuf,
+    log: std::path::PathBuf,
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn session(name: &str) -> (Session, Setup) {
+    let root = std::env::temp_dir().join(format!("warden-record-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("ws")).unwrap();
+    let layers = vec![LayerSource { kind: LayerKind::Cli, files: vec![SourceFile { name: "r.policy".into(), text: POLICY.into() }] }];
+    let ws = root.join("ws");
+    let w = ws.display().to_string();
+    let engine = Engine::new(&layers, Context { workspace: w.clone(), home: w.clone(), cwd: w }).unwrap();
+    let log = root.join("audit").join("audit.jsonl");
+    let config = SessionConfig { audit: Some(log.clone()), ..SessionConfig::default() };
+    let env = Environment::from_process().unwrap();
+    let session = Session::new(engine, &layers, env, config, Box::new(RefuseAll::default())).unwrap();
+    (session, Setup { root, ws, log })
+}
+
+fn touch(s: &mut Session, ws: &std::path::Path, name: &str) -> Result<warden_engine::Outcome, SessionError> {
+    let argv = vec!["touch".to_string(), ws.join(name).display().to_string()];
+    s.exec(Query::Command(&format!("touch {name}")), Job::Argv(&argv), &RunOptions::default())
+}
+
+#[test]
+fn the_decision_is_recorded_before_the_outcome_and_the_outcome_refers_to_it() {
+    let (mut s, t) = session("order");
+    let o = touch(&mut s, &t.ws, "one").unwrap();
+    assert!(o.ran && o.run.exit_code == Some(0), "{o:?}");
+    assert!(t.ws.join("one").exists());
+    let records = warden_audit::read(&t.log).unwrap();
+    let [decision, outcome] = records.as_slice() else { panic!("expected a decision and an outcome: {records:?}") };
+    assert_eq!(decision.entry.kind, warden_audit::Kind::Decision);
+    assert_eq!(decision.entry.decision.as_ref().map(|d| d.verdict.as_str()), Some("allow"));
+    assert_eq!(outcome.entry.kind, warden_audit::Kind::Outcome);
+    assert_eq!(outcome.entry.refers_to, Some(decision.seq));
+    assert_eq!(o.audit.map(|r| r.seq), Some(outcome.seq));
+}
+
+#[test]
+fn a_decision_that_cannot_be_recorded_runs_nothing() {
+    let (mut s, t) = session("unrecorded");
+    assert!(touch(&mut s, &t.ws, "before").unwrap().ran);
+    // A damaged last record: the log refuses to continue the chain, so the next decision
+    // cannot be recorded.
+    std::fs::OpenOptions::new().append(true).open(&t.log).unwrap().write_all(b"{\"not\": \"a record\"}\n").unwrap();
+    match touch(&mut s, &t.ws, "after") {
+        Err(SessionError::Audit(why)) => assert!(why.contains("run `warden audit verify`"), "{why}"),
+        other => panic!("expected an audit error, got {other:?}"),
+    }
+    assert!(!t.ws.join("after").exists(), "a command whose decision was not recorded ran");
+}
