@@ -6,7 +6,7 @@
 //! read-only; hidden paths are covered by an empty mode-000 file or directory; `/dev` gets only
 //! the safe nodes, `/proc` is the new pid namespace's, scratch directories are empty tmpfs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -117,25 +117,49 @@ fn staging_dir(paths: &[PathBuf]) -> Result<PathBuf, Error> {
     Err(Error::Spec("no staging directory free of granted paths (tried /tmp, /mnt, /media, /srv, /run, ...)".into()))
 }
 
-/// The canonical form of a path that may not exist: the longest existing prefix canonicalized.
-fn canonical(p: &Path) -> PathBuf {
-    if let Ok(c) = p.canonicalize() {
-        return c;
-    }
-    match (p.parent(), p.file_name()) {
-        (Some(parent), Some(name)) => canonical(parent).join(name),
-        _ => p.to_path_buf(),
+/// Canonical forms of paths that may not exist (the longest existing prefix canonicalized,
+/// the rest appended), remembered for one plan: its paths share most of their folders.
+#[derive(Default)]
+struct Canon(HashMap<PathBuf, PathBuf>);
+
+impl Canon {
+    /// `p` canonical. A folder's canonical form is known before its entries': an entry that
+    /// is not a symbolic link is then the folder's form plus its name (one `lstat`), a link
+    /// is resolved whole.
+    fn get(&mut self, p: &Path) -> PathBuf {
+        if let Some(c) = self.0.get(p) {
+            return c.clone();
+        }
+        if !p.is_absolute() {
+            // Relative to the current directory, as `canonicalize` takes it.
+            return match std::path::absolute(p) {
+                Ok(abs) if abs.is_absolute() => self.get(&abs),
+                _ => p.to_path_buf(),
+            };
+        }
+        let c = match (p.parent(), p.file_name()) {
+            (Some(parent), Some(name)) => {
+                let joined = self.get(parent).join(name);
+                match joined.symlink_metadata() {
+                    Ok(m) if m.file_type().is_symlink() => joined.canonicalize().unwrap_or(joined),
+                    _ => joined,
+                }
+            }
+            _ => p.canonicalize().unwrap_or_else(|_| p.to_path_buf()),
+        };
+        self.0.insert(p.to_path_buf(), c.clone());
+        c
     }
 }
 
 /// The view after normalisation: canonical path -> access, redundant children dropped.
-fn normalise(spec: &Spec) -> BTreeMap<PathBuf, Access> {
+fn normalise(spec: &Spec, canon: &mut Canon) -> BTreeMap<PathBuf, Access> {
     let mut view: BTreeMap<PathBuf, Access> = BTreeMap::new();
     for m in &spec.mounts {
         if !m.path.is_absolute() {
             continue;
         }
-        let p = canonical(&m.path);
+        let p = canon.get(&m.path);
         let entry = view.entry(p).or_insert(m.access);
         // Hide beats Guard beats Write beats Read on the same path.
         let rank = |a: Access| match a {
@@ -174,7 +198,7 @@ fn normalise(spec: &Spec) -> BTreeMap<PathBuf, Access> {
 }
 
 /// Looks `name` up in `PATH` among the paths the view shows.
-fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> Option<PathBuf> {
+fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>, canon: &mut Canon) -> Option<PathBuf> {
     let first = spec.argv.first()?;
     let visible = |p: &Path| {
         let best = view.iter().filter(|(q, _)| p.starts_with(q)).max_by_key(|(q, _)| q.as_os_str().len());
@@ -185,7 +209,7 @@ fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> Option<Path
     };
     if first.as_bytes().contains(&b'/') {
         let p = spec.cwd.join(first);
-        return (visible(&canonical(&p)) && executable(&p)).then_some(p);
+        return (visible(&canon.get(&p)) && executable(&p)).then_some(p);
     }
     let path = spec
         .env
@@ -196,7 +220,7 @@ fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> Option<Path
     std::env::split_paths(&path)
         .filter(|d| d.is_absolute())
         .map(|d| d.join(first))
-        .find(|p| visible(&canonical(p)) && executable(p))
+        .find(|p| visible(&canon.get(p)) && executable(p))
 }
 
 impl Plan {
@@ -204,9 +228,10 @@ impl Plan {
     /// in the sandbox's view. `mapped`: the command runs as an unprivileged id (root caller),
     /// writable grants are attached as the parent's idmapped trees.
     pub(crate) fn new(spec: &Spec, masks: &Masks, mapped: bool) -> Result<Option<Plan>, Error> {
-        let view = normalise(spec);
-        let Some(program) = resolve_program(spec, &view) else { return Ok(None) };
-        let scratch: Vec<PathBuf> = spec.scratch.iter().filter(|p| p.is_absolute()).map(|p| canonical(p)).collect();
+        let mut canon = Canon::default();
+        let view = normalise(spec, &mut canon);
+        let Some(program) = resolve_program(spec, &view, &mut canon) else { return Ok(None) };
+        let scratch: Vec<PathBuf> = spec.scratch.iter().filter(|p| p.is_absolute()).map(|p| canon.get(p)).collect();
         let mut all: Vec<PathBuf> = view.keys().cloned().collect();
         all.extend(scratch.iter().cloned());
         let staging = staging_dir(&all)?;
@@ -269,8 +294,8 @@ impl Plan {
             root: cpath(&root)?,
             steps: b.steps,
             rules,
-            cwd: cpath(&canonical(&spec.cwd))?,
-            program: cpath(&canonical(&program))?,
+            cwd: cpath(&canon.get(&spec.cwd))?,
+            program: cpath(&canon.get(&program))?,
             argv,
             env,
             trees: b.trees,
@@ -283,6 +308,8 @@ impl Plan {
 /// form (the ELF interpreter `/lib64/ld-linux-x86-64.so.2`, `/bin/sh`) resolve.
 fn symlinks(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> BTreeMap<PathBuf, PathBuf> {
     let mut links = BTreeMap::new();
+    // Mounts share their first folders (`/etc`, `~`): each is read once.
+    let mut read: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
     for m in &spec.mounts {
         let mut p = PathBuf::from("/");
         for c in m.path.components().skip(1) {
@@ -290,7 +317,8 @@ fn symlinks(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> BTreeMap<PathBuf, 
             if p.parent().is_some_and(|parent| view.keys().any(|q| parent.starts_with(q))) {
                 break;
             }
-            if let Ok(text) = std::fs::read_link(&p) {
+            let link = read.entry(p.clone()).or_insert_with_key(|p| std::fs::read_link(p).ok());
+            if let Some(text) = link.clone() {
                 if !view.contains_key(&p) {
                     links.insert(p.clone(), text);
                 }
@@ -416,6 +444,53 @@ mod tests {
     use super::*;
     use crate::Mount;
 
+    fn normalise_(s: &Spec) -> BTreeMap<PathBuf, Access> {
+        normalise(s, &mut Canon::default())
+    }
+
+    /// The canonical form as `canonicalize` gives it, walking up to the longest existing
+    /// prefix: what [`Canon`] must agree with.
+    fn reference(p: &Path) -> PathBuf {
+        if let Ok(c) = p.canonicalize() {
+            return c;
+        }
+        match (p.parent(), p.file_name()) {
+            (Some(parent), Some(name)) => reference(parent).join(name),
+            _ => p.to_path_buf(),
+        }
+    }
+
+    #[test]
+    fn remembered_canonical_forms_agree_with_canonicalize() {
+        use std::os::unix::fs::symlink;
+        let t = std::env::temp_dir().join(format!("warden-canon-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&t);
+        std::fs::create_dir_all(t.join("real/sub")).unwrap();
+        std::fs::write(t.join("real/file"), "x").unwrap();
+        symlink(t.join("real"), t.join("dirlink")).unwrap();
+        symlink("real/file", t.join("filelink")).unwrap();
+        symlink("dirlink/sub/../sub", t.join("chain")).unwrap();
+        symlink(t.join("nowhere/at/all"), t.join("dangling")).unwrap();
+        symlink("../", t.join("real/up")).unwrap();
+        let names = [
+            "", "real", "real/sub", "real/file", "real/file/under", "dirlink", "dirlink/sub", "dirlink/sub/x/y", "filelink",
+            "chain", "chain/z", "dangling", "dangling/x", "missing", "missing/a/b", "real/up", "real/up/dirlink/sub",
+            "real/./sub", "real/sub/..", "real/sub/../file", "dirlink/up/real",
+        ];
+        // One `Canon` across all the paths, in an order where links come after what they use.
+        let mut canon = Canon::default();
+        for round in 0..2 {
+            for n in names {
+                let p = t.join(n);
+                assert_eq!(canon.get(&p), reference(&p), "round {round}: {}", p.display());
+            }
+        }
+        for p in ["/", "/proc/self", "/usr/bin/../lib", "/nonexistent-x/y"] {
+            assert_eq!(Canon::default().get(Path::new(p)), reference(Path::new(p)), "{p}");
+        }
+        let _ = std::fs::remove_dir_all(&t);
+    }
+
     fn spec(mounts: &[(&str, Access)]) -> Spec {
         let mut s = Spec::new(vec!["true".into()], "/".into());
         s.mounts = mounts.iter().map(|(p, a)| Mount { path: p.into(), access: *a }).collect();
@@ -424,20 +499,20 @@ mod tests {
 
     #[test]
     fn children_with_the_same_access_are_dropped() {
-        let v = normalise(&spec(&[("/usr", Access::Read), ("/usr/lib", Access::Read), ("/usr/share", Access::Write)]));
+        let v = normalise_(&spec(&[("/usr", Access::Read), ("/usr/lib", Access::Read), ("/usr/share", Access::Write)]));
         assert_eq!(v.len(), 2, "{v:?}");
     }
 
     #[test]
     fn hidden_paths_outside_the_view_are_dropped() {
-        let v = normalise(&spec(&[("/usr", Access::Read), ("/root/.ssh", Access::Hide), ("/usr/x", Access::Write)]));
+        let v = normalise_(&spec(&[("/usr", Access::Read), ("/root/.ssh", Access::Hide), ("/usr/x", Access::Write)]));
         assert_eq!(v.len(), 2, "{v:?}");
         assert!(!v.contains_key(Path::new("/root/.ssh")));
     }
 
     #[test]
     fn guards_under_read_only_grants_are_dropped_but_still_swallow_writes_beneath() {
-        let v = normalise(&spec(&[
+        let v = normalise_(&spec(&[
             ("/etc", Access::Read),
             ("/etc/cron.d", Access::Guard),
             ("/etc/cron.d/job", Access::Write),
@@ -451,16 +526,16 @@ mod tests {
 
     #[test]
     fn hide_wins_and_swallows_children() {
-        let v = normalise(&spec(&[("/", Access::Read), ("/etc", Access::Hide), ("/etc/ssl", Access::Read)]));
+        let v = normalise_(&spec(&[("/", Access::Read), ("/etc", Access::Hide), ("/etc/ssl", Access::Read)]));
         assert_eq!(v.into_iter().collect::<Vec<_>>(), vec![(PathBuf::from("/"), Access::Read), (PathBuf::from("/etc"), Access::Hide)]);
     }
 
     #[test]
     fn programs_outside_the_view_are_not_found() {
         let s = spec(&[("/nonexistent-dir", Access::Read)]);
-        assert!(resolve_program(&s, &normalise(&s)).is_none());
+        assert!(resolve_program(&s, &normalise_(&s), &mut Canon::default()).is_none());
         let s = spec(&[("/usr", Access::Read), ("/bin", Access::Read)]);
-        assert!(resolve_program(&s, &normalise(&s)).is_some());
+        assert!(resolve_program(&s, &normalise_(&s), &mut Canon::default()).is_some());
     }
 
     #[test]
