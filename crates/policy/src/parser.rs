@@ -12,6 +12,7 @@
 mod attach;
 mod build;
 mod errors;
+mod fast;
 mod lex;
 mod recover;
 mod rules;
@@ -109,12 +110,42 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
 /// fails goes through [`parse`] for its diagnostics.
 pub(crate) fn parse_clean(file: &str, text: &str) -> Option<Policy> {
     check_source(file, text).ok()?;
-    pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
     if !lex::check(file, text).is_empty() {
         return None;
     }
+    pest_clean(file, text)
+}
+
+/// The pest path of [`parse_clean`], for text already checked by [`check_source`] and
+/// [`lex::check`].
+fn pest_clean(file: &str, text: &str) -> Option<Policy> {
+    pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
     let pairs = grammar::PolicyParser::parse(Rule::file, text).ok()?;
     build_tree(file, text, pairs.into_iter().next()).ok()
+}
+
+/// The two parsers of a clean file one by one, for the differential test and the fuzz oracle
+/// (`fuzz/src/policy.rs`). Not part of the API.
+#[doc(hidden)]
+pub mod differential {
+    use crate::ast::Policy;
+
+    /// The fast path as [`crate::parse`] takes it: the fast parser after the size and NUL
+    /// checks.
+    pub fn fast(file: &str, text: &str) -> Option<Policy> {
+        super::check_source(file, text).ok()?;
+        super::fast::parse(text)
+    }
+
+    /// What `parse` gives for a clean file through pest and the tree builder alone: `Some`
+    /// exactly when it has no diagnostic of any kind.
+    pub fn pest(file: &str, text: &str) -> Option<Policy> {
+        super::check_source(file, text).ok()?;
+        if !super::lex::check(file, text).is_empty() {
+            return None;
+        }
+        super::pest_clean(file, text)
+    }
 }
 
 /// The typed tree of a parse, with the builder's own checks.
