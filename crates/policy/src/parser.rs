@@ -5,6 +5,10 @@
 //! `sandbox` kinds), and attaches comments ([`attach`]). A pest error becomes one
 //! [`Code::Parse`] diagnostic that names what was expected in words ([`errors`]).
 //!
+//! A clean file (no error of any kind) is parsed first by a hand-written parser ([`fast`]),
+//! which builds the same policy several times faster or gives up; whatever it gives up on, pest
+//! parses, so diagnostics always come from the pest path.
+//!
 //! Hostile input: the text is capped at [`MAX_POLICY_BYTES`], NUL bytes are refused, the pest
 //! call count is capped, and no grammar rule is recursive, so nothing can run away or overflow
 //! the stack.
@@ -67,6 +71,11 @@ pub(crate) use grammar::Rule;
 /// ```
 pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
     check_source(file, text)?;
+    // A policy from the fast parser is the one the pest path below returns as `Ok`: no
+    // lexical finding, the first pest parse succeeds, the builder finds nothing.
+    if let Some(policy) = fast::parse(text) {
+        return Ok(policy);
+    }
     pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
     let lexical = lex::check(file, text);
     let mut syntax = Vec::new();
@@ -110,6 +119,9 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
 /// fails goes through [`parse`] for its diagnostics.
 pub(crate) fn parse_clean(file: &str, text: &str) -> Option<Policy> {
     check_source(file, text).ok()?;
+    if let Some(policy) = fast::parse(text) {
+        return Some(policy);
+    }
     if !lex::check(file, text).is_empty() {
         return None;
     }
