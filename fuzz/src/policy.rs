@@ -17,10 +17,11 @@ pub fn layer(kind: LayerKind, text: &str) -> LayerSource {
 }
 
 /// Parses `text`; when it parses, the canonical print must re-parse to the same meaning and be
-/// a fixed point of `format`. Compiling it as a `--policy` layer (which analyses its examples)
-/// must not panic.
+/// a fixed point of `format`. The fast parser must give exactly what pest and the tree builder
+/// give. Compiling it as a `--policy` layer (which analyses its examples) must not panic.
 pub fn check_policy_text(text: &str) {
     crate::panics::contain_brush_panics();
+    check_fast_parser(text);
     if let Ok(ast) = warden_policy::parse(FILE, text) {
         check_format_round_trip(text, &ast);
     }
@@ -44,5 +45,17 @@ fn check_format_round_trip(text: &str, ast: &Policy) {
     assert!(
         printed == again,
         "format is not a fixed point\n--- input ---\n{text}\n--- formatted ---\n{printed}\n--- formatted twice ---\n{again}"
+    );
+}
+
+/// The fast parser and pest agree: both `None`, or both `Some` of the same policy (spans and
+/// comments included).
+fn check_fast_parser(text: &str) {
+    use warden_policy::differential;
+    let pest = differential::pest(FILE, text);
+    let fast = differential::fast(FILE, text);
+    assert!(
+        fast == pest,
+        "the fast parser and pest disagree\n--- input ---\n{text:?}\n--- fast ---\n{fast:#?}\n--- pest ---\n{pest:#?}"
     );
 }

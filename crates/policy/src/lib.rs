@@ -30,6 +30,8 @@ pub use decision::*;
 pub use error::{Code, Diagnostic, Diagnostics};
 pub use fmt::{format, format_source};
 pub use parser::parse;
+#[doc(hidden)]
+pub use parser::differential;
 
 /// The default policy, embedded in every build.
 pub const DEFAULT_POLICY: &str = include_str!("../../../policies/default.policy");

@@ -5,6 +5,10 @@
 //! `sandbox` kinds), and attaches comments ([`attach`]). A pest error becomes one
 //! [`Code::Parse`] diagnostic that names what was expected in words ([`errors`]).
 //!
+//! A clean file (no error of any kind) is parsed first by a hand-written parser ([`fast`]),
+//! which builds the same policy several times faster or gives up; whatever it gives up on, pest
+//! parses, so diagnostics always come from the pest path.
+//!
 //! Hostile input: the text is capped at [`MAX_POLICY_BYTES`], NUL bytes are refused, the pest
 //! call count is capped, and no grammar rule is recursive, so nothing can run away or overflow
 //! the stack.
@@ -12,6 +16,7 @@
 mod attach;
 mod build;
 mod errors;
+mod fast;
 mod lex;
 mod recover;
 mod rules;
@@ -66,6 +71,11 @@ pub(crate) use grammar::Rule;
 /// ```
 pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
     check_source(file, text)?;
+    // A policy from the fast parser is the one the pest path below returns as `Ok`: no
+    // lexical finding, the first pest parse succeeds, the builder finds nothing.
+    if let Some(policy) = fast::parse(text) {
+        return Ok(policy);
+    }
     pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
     let lexical = lex::check(file, text);
     let mut syntax = Vec::new();
@@ -109,12 +119,45 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Diagnostics> {
 /// fails goes through [`parse`] for its diagnostics.
 pub(crate) fn parse_clean(file: &str, text: &str) -> Option<Policy> {
     check_source(file, text).ok()?;
-    pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
+    if let Some(policy) = fast::parse(text) {
+        return Some(policy);
+    }
     if !lex::check(file, text).is_empty() {
         return None;
     }
+    pest_clean(file, text)
+}
+
+/// The pest path of [`parse_clean`], for text already checked by [`check_source`] and
+/// [`lex::check`].
+fn pest_clean(file: &str, text: &str) -> Option<Policy> {
+    pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT));
     let pairs = grammar::PolicyParser::parse(Rule::file, text).ok()?;
     build_tree(file, text, pairs.into_iter().next()).ok()
+}
+
+/// The two parsers of a clean file one by one, for the differential test and the fuzz oracle
+/// (`fuzz/src/policy.rs`). Not part of the API.
+#[doc(hidden)]
+pub mod differential {
+    use crate::ast::Policy;
+
+    /// The fast path as [`crate::parse`] takes it: the fast parser after the size and NUL
+    /// checks.
+    pub fn fast(file: &str, text: &str) -> Option<Policy> {
+        super::check_source(file, text).ok()?;
+        super::fast::parse(text)
+    }
+
+    /// What `parse` gives for a clean file through pest and the tree builder alone: `Some`
+    /// exactly when it has no diagnostic of any kind.
+    pub fn pest(file: &str, text: &str) -> Option<Policy> {
+        super::check_source(file, text).ok()?;
+        if !super::lex::check(file, text).is_empty() {
+            return None;
+        }
+        super::pest_clean(file, text)
+    }
 }
 
 /// The typed tree of a parse, with the builder's own checks.

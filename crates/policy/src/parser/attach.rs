@@ -55,28 +55,55 @@ pub(crate) fn same_line(text: &str, from: usize, to: usize) -> bool {
 /// Comments a node already carries as `leading` (hoisted from inside a `limits { }` block) stay
 /// after the whole-line comments above it.
 pub(crate) fn attach<T: Commented>(text: &str, events: Vec<Event<T>>) -> (Vec<T>, Vec<Comment>) {
-    let mut nodes: Vec<T> = Vec::new();
-    let mut pending: Vec<Comment> = Vec::new();
+    let mut attach = Attach::new(text);
     for event in events {
         match event {
-            Event::Node(mut node) => {
-                let mut leading = std::mem::take(&mut pending);
-                leading.append(node.leading_mut());
-                *node.leading_mut() = leading;
-                nodes.push(node);
-            }
-            Event::Comment(comment) => {
-                if let Some(last) = nodes.last_mut()
-                    && pending.is_empty()
-                    && last.trailing_mut().is_none()
-                    && same_line(text, last.span().end, comment.span.start)
-                {
-                    *last.trailing_mut() = Some(comment);
-                    continue;
-                }
-                pending.push(comment);
-            }
+            Event::Node(node) => attach.node(node),
+            Event::Comment(comment) => attach.comment(comment),
         }
     }
-    (nodes, pending)
+    attach.finish()
+}
+
+/// [`attach`] one event at a time, for a parser that meets nodes and comments in source order.
+pub(crate) struct Attach<'a, T> {
+    text: &'a str,
+    nodes: Vec<T>,
+    pending: Vec<Comment>,
+}
+
+impl<'a, T: Commented> Attach<'a, T> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Attach {
+            text,
+            nodes: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// The next node: the comments pending are its leading ones.
+    pub(crate) fn node(&mut self, mut node: T) {
+        let mut leading = std::mem::take(&mut self.pending);
+        leading.append(node.leading_mut());
+        *node.leading_mut() = leading;
+        self.nodes.push(node);
+    }
+
+    /// The next comment: trailing for the last node if on its line, else pending.
+    pub(crate) fn comment(&mut self, comment: Comment) {
+        if let Some(last) = self.nodes.last_mut()
+            && self.pending.is_empty()
+            && last.trailing_mut().is_none()
+            && same_line(self.text, last.span().end, comment.span.start)
+        {
+            *last.trailing_mut() = Some(comment);
+            return;
+        }
+        self.pending.push(comment);
+    }
+
+    /// The nodes, and the comments after the last one.
+    pub(crate) fn finish(self) -> (Vec<T>, Vec<Comment>) {
+        (self.nodes, self.pending)
+    }
 }
