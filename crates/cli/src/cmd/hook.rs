@@ -198,7 +198,11 @@ fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
         }
     }
     let (x, request) = decided.ok_or_else(|| HookError::Panic(String::from("a call without requests")))?;
-    Ok(Outcome { verdict: x.decision.verdict, reason: reason(&x, request) })
+    let outcome = Outcome { verdict: x.decision.verdict, reason: reason(&x, request) };
+    // The process ends next: the kernel frees the compiled policy faster than its destructors
+    // (every record is already synced).
+    std::mem::forget(session);
+    Ok(outcome)
 }
 
 /// The session for the call: the layers discovered from (or given for) its working directory,
