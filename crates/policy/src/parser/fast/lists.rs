@@ -55,20 +55,8 @@ impl<'a> Fast<'a> {
         separator: u8,
         member: impl Fn(Fast<'a>, usize) -> Parsed<T>,
     ) -> Parsed<Vec<T>> {
-        let (first, mut end) = member(self, p)?;
-        let stack = T::stack(self.scratch);
-        let mark = stack.try_borrow().ok()?.len();
-        stack.try_borrow_mut().ok()?.push(first);
-        loop {
-            let q = self.skip(end);
-            if self.byte(q) != Some(separator) {
-                break;
-            }
-            let (next, e) = member(self, self.skip(q + 1))?;
-            stack.try_borrow_mut().ok()?.push(next);
-            end = e;
-        }
-        Some((Self::take(stack, mark)?, end))
+        let next = |f: Fast<'a>, q: usize| (f.byte(q) == Some(separator)).then(|| f.skip(q + 1));
+        self.list(p, next, member)
     }
 
     /// `member+`, blanks between, from `p`, while `starts` says a member is there.
@@ -78,17 +66,24 @@ impl<'a> Fast<'a> {
         starts: impl Fn(Fast<'a>, usize) -> bool,
         member: impl Fn(Fast<'a>, usize) -> Parsed<T>,
     ) -> Parsed<Vec<T>> {
+        self.list(p, |f: Fast<'a>, q: usize| starts(f, q).then_some(q), member)
+    }
+
+    /// A member from `p`, then, after blanks, another wherever `next` finds one (at the
+    /// offset it returns), until it finds none.
+    fn list<T: Member>(
+        self,
+        p: usize,
+        next: impl Fn(Fast<'a>, usize) -> Option<usize>,
+        member: impl Fn(Fast<'a>, usize) -> Parsed<T>,
+    ) -> Parsed<Vec<T>> {
         let (first, mut end) = member(self, p)?;
         let stack = T::stack(self.scratch);
         let mark = stack.try_borrow().ok()?.len();
         stack.try_borrow_mut().ok()?.push(first);
-        loop {
-            let q = self.skip(end);
-            if !starts(self, q) {
-                break;
-            }
-            let (next, e) = member(self, q)?;
-            stack.try_borrow_mut().ok()?.push(next);
+        while let Some(q) = next(self, self.skip(end)) {
+            let (item, e) = member(self, q)?;
+            stack.try_borrow_mut().ok()?.push(item);
             end = e;
         }
         Some((Self::take(stack, mark)?, end))
