@@ -8,7 +8,7 @@ use crate::{AuditError, time};
 use std::borrow::Cow;
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// An open audit log, ready to append.
@@ -28,6 +28,8 @@ pub struct Log {
     tail: Option<Tail>,
     /// Bytes of a torn tail cut off but not yet noted in a record.
     torn_dropped: u64,
+    /// The log file's owner: only a head file of the same owner is written in place.
+    owner: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -67,7 +69,8 @@ impl Log {
         if !meta.is_file() {
             return Err(AuditError::Damaged { message: format!("`{}` is not a regular file", path.display()) });
         }
-        let mut log = Log { path: path.to_owned(), head_path: head_path(path), file, tail: None, torn_dropped: 0 };
+        let owner = meta.uid();
+        let mut log = Log { path: path.to_owned(), head_path: head_path(path), file, tail: None, torn_dropped: 0, owner };
         log.locked(|log| log.sync_tail().map(|_| ()))?;
         Ok(log)
     }
@@ -129,13 +132,26 @@ impl Log {
         Ok(receipt)
     }
 
-    /// Writes `<log>.head` (temp file + rename). Called under the lock, after the log's sync.
+    /// Writes `<log>.head`. Called under the lock, after the log's sync.
+    ///
+    /// The checkpoint is one fixed-size block ([`HEAD_LEN`] bytes: the JSON, spaces, a line
+    /// end), so an existing head file is overwritten in place with one `pwrite` at offset 0:
+    /// a single write within the first sector, which a crash or a kill leaves whole, old or
+    /// new. Anything else where the head goes (nothing yet, a symlink, a hard link, a foreign
+    /// file type) is replaced whole: temp file + rename.
     fn write_head(&self, receipt: &Receipt) -> Result<(), AuditError> {
+        let text = head_text(receipt)?;
+        if let Some(head) = self.head_in_place()? {
+            head.write_all_at(&text, 0).map_err(|e| AuditError::io("write", &self.head_path, e))?;
+            let len = head.metadata().map_err(|e| AuditError::io("stat", &self.head_path, e))?.len();
+            if len > HEAD_LEN as u64 {
+                head.set_len(HEAD_LEN as u64).map_err(|e| AuditError::io("truncate", &self.head_path, e))?;
+            }
+            return Ok(());
+        }
         let mut tmp = self.head_path.clone().into_os_string();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
-        let mut text = serde_json::to_vec(receipt).map_err(AuditError::Encode)?;
-        text.push(b'\n');
         // A fresh file, never an existing one or a symlink planted in its place.
         match std::fs::remove_file(&tmp) {
             Ok(()) => {}
@@ -151,6 +167,20 @@ impl Log {
             .map_err(|e| AuditError::io("create", &tmp, e))?;
         f.write_all(&text).map_err(|e| AuditError::io("write", &tmp, e))?;
         std::fs::rename(&tmp, &self.head_path).map_err(|e| AuditError::io("rename to", &self.head_path, e))
+    }
+
+    /// The head file, when it may be overwritten in place: a regular file with one link,
+    /// owned by the log's owner, opened without following a symlink. `None` when it must be replaced.
+    fn head_in_place(&self) -> Result<Option<File>, AuditError> {
+        let opened = OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW).open(&self.head_path);
+        let head = match opened {
+            Ok(f) => f,
+            // Not there yet, or a symlink (ELOOP): made or replaced whole.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP)) => return Ok(None),
+            Err(e) => return Err(AuditError::io("open", &self.head_path, e)),
+        };
+        let meta = head.metadata().map_err(|e| AuditError::io("stat", &self.head_path, e))?;
+        Ok((meta.is_file() && meta.nlink() == 1 && meta.uid() == self.owner).then_some(head))
     }
 
     /// The last whole record's seq and hash, from the cache if the file has not grown since,
@@ -181,7 +211,7 @@ impl Log {
     /// Refuses to continue a log that ends before its head checkpoint, or whose last record
     /// is not the one the checkpoint names: appending would overwrite the checkpoint and hide
     /// that records were removed. (A checkpoint one record behind is a crash between the
-    /// log's sync and the checkpoint's rename, and is fine.)
+    /// log's sync and the checkpoint's write, and is fine.)
     fn check_head(&self, tail: &Tail) -> Result<(), AuditError> {
         let head = crate::verify::read_checkpoint(&self.head_path).map_err(|message| AuditError::Damaged { message })?;
         let Some(head) = head else { return Ok(()) };
@@ -196,6 +226,21 @@ impl Log {
             message: format!("the log `{}` {what}; run `warden audit verify`, and move the log aside to start a new one", self.path.display()),
         })
     }
+}
+
+/// The size of the head checkpoint file: the JSON (at most 102 bytes), spaces, a line end.
+pub(crate) const HEAD_LEN: usize = 128;
+
+/// The head checkpoint as written: `{"seq":..,"hash":".."}`, padded with spaces to
+/// [`HEAD_LEN`] bytes, the last a line end.
+fn head_text(receipt: &Receipt) -> Result<Vec<u8>, AuditError> {
+    let mut text = serde_json::to_vec(receipt).map_err(AuditError::Encode)?;
+    if text.len() >= HEAD_LEN {
+        return Err(AuditError::Damaged { message: format!("a head checkpoint of {} bytes does not fit {HEAD_LEN}", text.len()) });
+    }
+    text.resize(HEAD_LEN - 1, b' ');
+    text.push(b'\n');
+    Ok(text)
 }
 
 /// `<log>.head`: where the head checkpoint of a log is kept.

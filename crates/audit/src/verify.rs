@@ -235,10 +235,8 @@ fn compare_checkpoints(report: &mut VerifyReport, at_checkpoints: &[Option<Strin
 /// Reads a `<log>.head` checkpoint: `None` if there is none, `Err` (what is wrong) if it does
 /// not parse.
 pub(crate) fn read_checkpoint(path: &Path) -> Result<Option<Receipt>, String> {
-    let text = match std::fs::read(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read the head checkpoint `{}`: {e}", path.display())),
+    let Some(text) = read_settled(path).map_err(|e| format!("cannot read the head checkpoint `{}`: {e}", path.display()))? else {
+        return Ok(None);
     };
     let head: Receipt = serde_json::from_slice(&text)
         .map_err(|e| format!("the head checkpoint `{}` does not parse: {e}", path.display()))?;
@@ -246,6 +244,26 @@ pub(crate) fn read_checkpoint(path: &Path) -> Result<Option<Receipt>, String> {
         return Err(format!("the head checkpoint `{}` names no valid hash", path.display()));
     }
     Ok(Some(head))
+}
+
+/// The head file's bytes once two reads in a row agree (at most five reads): a writer
+/// overwrites it in place, and a read racing that write could see part of each. `None` when
+/// there is no head file.
+fn read_settled(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let read = || match std::fs::read(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    };
+    let mut last = read()?;
+    for _ in 0..4 {
+        let again = read()?;
+        if again == last {
+            break;
+        }
+        last = again;
+    }
+    Ok(last)
 }
 
 /// Parses a checkpoint given as `SEQ:HASH`.

@@ -175,3 +175,80 @@ fn planted_symlinks_are_never_followed() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
     assert!(verify(&path).unwrap().ok());
 }
+
+fn head_of(path: &std::path::Path) -> warden_audit::Receipt {
+    serde_json::from_slice(&std::fs::read(head_path(path)).unwrap()).unwrap()
+}
+
+#[test]
+fn the_head_is_one_fixed_block_overwritten_in_place() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempdir("head-in-place");
+    let path = dir.join("audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    let first = log.append(&decision("s", None, "ls", "allow", None)).unwrap();
+    let inode = std::fs::metadata(head_path(&path)).unwrap().ino();
+    let mut last = first;
+    for i in 0..20 {
+        last = log.append(&decision("s", None, &format!("echo {i}"), "allow", None)).unwrap();
+    }
+    let bytes = std::fs::read(head_path(&path)).unwrap();
+    assert_eq!(bytes.len(), 128);
+    assert_eq!(bytes.last(), Some(&b'\n'));
+    assert_eq!(head_of(&path), last);
+    // The same file, written in place: no temporary file, no new inode.
+    assert_eq!(std::fs::metadata(head_path(&path)).unwrap().ino(), inode);
+    let mut tmp = head_path(&path).into_os_string();
+    tmp.push(".tmp");
+    assert!(!std::path::Path::new(&tmp).exists());
+    assert!(verify(&path).unwrap().ok());
+}
+
+#[test]
+fn an_older_or_longer_head_file_is_overwritten_whole() {
+    let dir = tempdir("head-longer");
+    let path = dir.join("audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    let a = log.append(&decision("s", None, "ls", "allow", None)).unwrap();
+    // A checkpoint as the temp-file writer left it (shorter), then one with junk after it.
+    std::fs::write(head_path(&path), format!("{}\n", serde_json::to_string(&a).unwrap())).unwrap();
+    let b = log.append(&decision("s", None, "pwd", "allow", None)).unwrap();
+    assert_eq!(head_of(&path), b);
+    let mut long = serde_json::to_vec(&b).unwrap();
+    long.resize(300, b'x');
+    std::fs::write(head_path(&path), &long).unwrap();
+    drop(log);
+    // The junk does not parse: the log refuses to continue until the head is sound.
+    assert!(Log::open(&path).is_err());
+    std::fs::write(head_path(&path), serde_json::to_vec(&b).unwrap()).unwrap();
+    let mut log = Log::open(&path).unwrap();
+    std::fs::OpenOptions::new().append(true).open(head_path(&path)).unwrap().write_all(&[b' '; 200]).unwrap();
+    let c = log.append(&decision("s", None, "id", "allow", None)).unwrap();
+    assert_eq!(std::fs::read(head_path(&path)).unwrap().len(), 128);
+    assert_eq!(head_of(&path), c);
+    assert!(verify(&path).unwrap().ok());
+}
+
+#[test]
+fn a_head_that_is_a_symlink_or_a_hard_link_is_replaced_not_written_through() {
+    let dir = tempdir("head-links");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "keep\n").unwrap();
+    let path = dir.join("audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    log.append(&decision("s", None, "ls", "allow", None)).unwrap();
+    // A symlink planted where the head is.
+    std::fs::remove_file(head_path(&path)).unwrap();
+    std::os::unix::fs::symlink(&victim, head_path(&path)).unwrap();
+    let b = log.append(&decision("s", None, "pwd", "allow", None)).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    assert!(!std::fs::symlink_metadata(head_path(&path)).unwrap().file_type().is_symlink());
+    assert_eq!(head_of(&path), b);
+    // A hard link to another file planted where the head is.
+    std::fs::remove_file(head_path(&path)).unwrap();
+    std::fs::hard_link(&victim, head_path(&path)).unwrap();
+    let c = log.append(&decision("s", None, "id", "allow", None)).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    assert_eq!(head_of(&path), c);
+    assert!(verify(&path).unwrap().ok());
+}
