@@ -10,7 +10,7 @@
 //! drop every capability (for a root caller: after switching to the unprivileged uid and gid,
 //! with no supplementary group), rlimits, descriptors above 2 marked close-on-exec, seccomp
 //! (last), execve. In a prepared view (`view.rs`) the mount view, pivot_root and id maps are
-//! the view's: the run mounts only its fresh parts, and waits for the go just before seccomp.
+//! the view's: the run mounts only its fresh parts, and waits for the go just before execve.
 //!
 //! Credentials change through raw system calls: glibc's `setresuid` and friends signal every
 //! thread the parent had, which the child does not.
@@ -360,13 +360,15 @@ unsafe fn finish(c: &Child) -> ! {
         }
         check!(c.err, libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
 
-        // The last go: the parent's gate passed (its decision record is on disk) and it holds
-        // the run's mount namespace (see `spawn::release_later`). End of file instead: exit.
-        wait_go(c.sync, c.err);
         for (i, prog) in c.programs.iter().enumerate() {
             let fprog = libc::sock_fprog { len: u16::try_from(prog.len()).unwrap_or(0), filter: prog.as_ptr().cast_mut() };
             check!(c.err, libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);
         }
+        // The last go, under the filters already (their loading and JIT overlap the parent's
+        // gate; the wait needs only read, write and exit): the parent's gate passed (its
+        // decision record is on disk) and it holds the run's mount namespace (see
+        // `spawn::release_later`). End of file instead: exit. Nothing but execve follows.
+        wait_go(c.sync, c.err);
         libc::execve(p(&plan.program), c.argv.as_ptr(), c.env.as_ptr());
         fail(c.err, Stage::Exec, 0, errno())
     }

@@ -182,7 +182,8 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
     // Held until the run is over, then released off the caller's path (see `release_later`).
     let mount_ns = std::fs::File::open(format!("/proc/{pid}/ns/mnt")).ok();
     // Two go bytes: the id maps are written (a one-shot child waits for them before it
-    // builds), then the gate passed (every child waits for it just before seccomp and exec).
+    // builds), then the gate passed (every child waits for it under its seccomp filters,
+    // just before exec).
     if view.is_none() {
         go(&sync_w)?;
     }
