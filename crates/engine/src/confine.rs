@@ -184,8 +184,7 @@ impl Tree {
         let names = self.names.get_or_insert_with(|| Names::new(entries));
         match cut {
             NameCut::Exact(want) => names.by_name.get(want.as_str()).cloned().unwrap_or_default(),
-            NameCut::Prefix(p) => names.matching(|n| n.starts_with(p.as_str())),
-            NameCut::Suffix(t) => names.matching(|n| n.ends_with(t.as_str())),
+            NameCut::Prefix(_) | NameCut::Suffix(_) => names.matching(|n| cut.fits(n)),
             NameCut::Any => (0..entries.len()).collect(),
         }
     }
@@ -237,7 +236,13 @@ pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
     let Some(glob) = GrantGlob::new(pattern) else { return Vec::new() };
     match shape(pattern) {
         Shape::Exact(p) | Shape::Tree(p) => p.symlink_metadata().is_ok().then_some(p).into_iter().collect(),
-        Shape::Last(dir) => tree.listing(&dir).iter().filter(|(_, s)| glob.matches(s)).map(|(p, _)| p.clone()).collect(),
+        Shape::Last(dir) => {
+            // The entry's own name fits the last segment first (`sd*`: starts with `sd`): most
+            // of a folder like `/dev` never reaches the full glob, which still decides.
+            let cut = NameCut::of(pattern);
+            let fits = |s: &str| cut.fits(s.rsplit('/').next().unwrap_or_default());
+            tree.listing(&dir).iter().filter(|(_, s)| fits(s) && glob.matches(s)).map(|(p, _)| p.clone()).collect()
+        }
         Shape::Deep(prefix) => {
             // A walked root the pattern covers (a workspace inside `.ssh/`) makes every entry a
             // match: only the full scan finds them. Otherwise a match's own name fits the
@@ -272,6 +277,16 @@ pub(crate) enum NameCut {
 }
 
 impl NameCut {
+    /// Whether a path whose last segment is `name` may match.
+    pub(crate) fn fits(&self, name: &str) -> bool {
+        match self {
+            NameCut::Exact(want) => name == want,
+            NameCut::Prefix(p) => name.starts_with(p.as_str()),
+            NameCut::Suffix(t) => name.ends_with(t.as_str()),
+            NameCut::Any => true,
+        }
+    }
+
     pub(crate) fn of(pattern: &str) -> NameCut {
         let Some(seg) = pattern.split('/').rev().find(|s| !s.is_empty() && *s != "**") else { return NameCut::Any };
         let stars = seg.matches('*').count();
@@ -373,6 +388,33 @@ mod tests {
         let inner = dir.join("a/.ssh");
         let mut tree = Tree::new(vec![inner.clone()]);
         assert_eq!(expand("/**/.ssh/**", &mut tree), vec![inner.join("keys")]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A last-segment denial (`/dev/sd*`) found through the cut is what matching every entry
+    /// of the folder finds.
+    #[test]
+    fn the_cut_of_a_listing_finds_what_the_full_listing_finds() {
+        let dir = std::env::temp_dir().join(format!("warden-confine-last-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sdz")).unwrap();
+        for f in ["sda", "sda1", "sd", "xsda", "nvme0n1", "nvme", "a.pem", "pem", "a.pem.bak", ".env", ".env.local", "hda", "x"] {
+            std::fs::write(dir.join(f), "x").unwrap();
+        }
+        let d = dir.display();
+        let patterns = ["sd*", "nvme*", "*.pem", ".env*", "h?a", "?da*", "*", "s*a", "x"];
+        for last in patterns {
+            let pattern = format!("{d}/{last}");
+            assert!(matches!(shape(&pattern), Shape::Last(_) | Shape::Exact(_)), "{pattern}");
+            let got = expand(&pattern, &mut Tree::new(Vec::new()));
+            let glob = GrantGlob::new(&pattern).unwrap();
+            let mut want: Vec<PathBuf> = Tree::new(Vec::new()).listing(&dir).iter().filter(|(_, s)| glob.matches(s)).map(|(p, _)| p.clone()).collect();
+            let mut got_sorted = got.clone();
+            got_sorted.sort();
+            want.sort();
+            assert!(!want.is_empty(), "{pattern}");
+            assert_eq!(got_sorted, want, "{pattern}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
