@@ -3,7 +3,10 @@
 //! Rows, all measured in one run:
 //! - `process`: the whole `warden run --policy policies/full-auto.policy -- /bin/true` process
 //!   (start, policy load and check, decision, sandbox, exit) beside
-//!   `bwrap --unshare-all ... /bin/true` with an equivalent view, and the bare `/bin/true`.
+//!   `bwrap --unshare-all ... /bin/true` showing the same view (every path of the spec warden
+//!   builds for the command, at the same access: read-only and read-write binds, covered
+//!   files and folders, scratch tmpfs, `/proc`, `/dev`), beside bwrap with a minimal view
+//!   (`/usr`, `/etc`, the workspace), and the bare `/bin/true`.
 //! - `in-process`: inside a long-lived process, `warden_sandbox::run` of `/bin/true` with the
 //!   full-auto view (setup, spawn, wait) beside a bare `std::process::Command` spawn and wait:
 //!   as a long-lived warden runs it (a prepared view, from its second run on: see
@@ -51,6 +54,16 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     let mut notes = vec![format!("workspace {}; policy {}", ws.display(), policy.display())];
     let mut rows = Vec::new();
 
+    // The spec warden builds for `/bin/true` under the policy: what the same-view bwrap shows.
+    let env = Environment::from_process().map_err(setup)?;
+    let layers = warden_engine::load_files(std::slice::from_ref(&policy)).map_err(setup)?;
+    let ctx = Context { workspace: ws.display().to_string(), home: env.home.display().to_string(), cwd: ws.display().to_string() };
+    let engine = Engine::new(&layers, ctx).map_err(|d| setup(format!("policy: {} error(s)", d.0.len())))?;
+    let argv = ["/bin/true".to_string()];
+    let query = Query::Command("/bin/true");
+    let x = engine.explain(None, query);
+    let spec = engine.sandbox_spec(&x, Job::Argv(&argv), &env, &RunOptions::default());
+
     // Whole processes.
     let warden = std::env::current_exe().map_err(setup)?.with_file_name("warden");
     let mut warden_cmd = Command::new(&warden);
@@ -60,30 +73,22 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     } else {
         Cell::Missing(format!("{} missing or failing: cargo build --release -p warden", warden.display()))
     };
-    let mut bwrap = bwrap_command(&ws);
-    let peer = if status_ok(&mut bwrap) {
-        cell(measure(budget, || status_ok(&mut bwrap)), "exit 0")
-    } else {
-        Cell::Missing("bwrap not installed or failing (apt-get install bubblewrap)".into())
-    };
-    rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all /bin/true".into(), rules: None, ours, peer, impls: Some(("warden", "bwrap")) });
+    let mut bwrap = bwrap_same_view(&spec);
+    let peer = bwrap_cell(&mut bwrap, budget);
+    rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, same view".into(), rules: None, ours: ours.clone(), peer, impls: Some(("warden", "bwrap")) });
+    let mut minimal = bwrap_command(&ws);
+    let peer = bwrap_cell(&mut minimal, budget);
+    rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, minimal view".into(), rules: None, ours, peer, impls: Some(("warden", "bwrap")) });
+    notes.push(format!("bwrap, same view: {}", describe(&bwrap)));
     let mut bare = Command::new("/bin/true");
     let bare_cell = cell(measure(budget, || status_ok(&mut bare)), "exit 0");
     rows.push(Row { group: "process".into(), case: "bare /bin/true".into(), rules: None, ours: bare_cell.clone(), peer: Cell::None, impls: Some(("bare", "-")) });
 
     // Inside a long-lived process.
-    let env = Environment::from_process().map_err(setup)?;
-    let layers = warden_engine::load_files(std::slice::from_ref(&policy)).map_err(setup)?;
-    let ctx = Context { workspace: ws.display().to_string(), home: env.home.display().to_string(), cwd: ws.display().to_string() };
-    let engine = Engine::new(&layers, ctx).map_err(|d| setup(format!("policy: {} error(s)", d.0.len())))?;
-    let argv = ["/bin/true".to_string()];
-    let query = Query::Command("/bin/true");
-    let x = engine.explain(None, query);
     let first = engine.run(&x, Job::Argv(&argv), &env, &RunOptions::default()).map_err(setup)?;
     if first.run.exit_code != Some(0) {
         return Err(setup(format!("sandboxed /bin/true failed: {:?}", first.run)));
     }
-    let spec = engine.sandbox_spec(&x, Job::Argv(&argv), &env, &RunOptions::default());
     // Every run building its own view: what the one-shot `warden run` pays inside its process.
     warden_sandbox::set_views(warden_sandbox::Views::Off);
     let unprepared = cell(measure(budget, || warden_sandbox::run(&spec).map(|r| r.exit_code)), "exit 0");
@@ -126,7 +131,64 @@ fn repo_root() -> Result<PathBuf, SpawnError> {
     here.ancestors().nth(2).map(Path::to_path_buf).ok_or_else(|| setup("cannot find the repository root"))
 }
 
-/// A careful bubblewrap profile with the view full-auto gives `/bin/true`.
+fn bwrap_cell(cmd: &mut Command, budget: Duration) -> Cell {
+    if status_ok(cmd) {
+        cell(measure(budget, || status_ok(cmd)), "exit 0")
+    } else {
+        Cell::Missing("bwrap not installed or failing (apt-get install bubblewrap)".into())
+    }
+}
+
+/// The command line, for the notes.
+fn describe(cmd: &Command) -> String {
+    let mut out = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        out.push(' ');
+        out.push_str(&a.to_string_lossy());
+    }
+    out
+}
+
+/// bubblewrap showing the command the view warden builds for `spec`
+/// ([`warden_sandbox::shown`]): the same paths at the same access, the same recreated links,
+/// the same scratch folders, in path order (a folder before what is mounted inside it), with
+/// the same environment, working folder and namespaces (all, network too: the spec grants
+/// none). `/proc` and `/dev` are bwrap's own (a new `/proc`, a `/dev` of the safe nodes), as
+/// warden's are.
+fn bwrap_same_view(spec: &warden_sandbox::Spec) -> Command {
+    use warden_sandbox::Access;
+    let mut c = Command::new("bwrap");
+    c.args(["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]);
+    for (k, v) in &spec.env {
+        c.arg("--setenv").arg(k).arg(v);
+    }
+    c.args(["--proc", "/proc", "--dev", "/dev"]);
+    let shown = warden_sandbox::shown(spec);
+    let mut steps: Vec<(PathBuf, Option<Access>, Option<PathBuf>)> = shown.paths.into_iter().map(|(p, a)| (p, Some(a), None)).collect();
+    steps.extend(shown.links.into_iter().map(|(link, text)| (link, None, Some(text))));
+    steps.extend(spec.scratch.iter().map(|p| (p.clone(), None, None)));
+    steps.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, access, link) in steps {
+        // Paths that are not there are skipped, as warden skips them.
+        if path.starts_with("/proc") || path.starts_with("/dev") || (access.is_some() && path.symlink_metadata().is_err()) {
+            continue;
+        }
+        let dir = path.is_dir();
+        match (access, link) {
+            (_, Some(text)) => c.arg("--symlink").arg(text).arg(&path),
+            (None, None) => c.arg("--tmpfs").arg(&path),
+            (Some(Access::Read | Access::Guard), _) => c.arg("--ro-bind").arg(&path).arg(&path),
+            (Some(Access::Write), _) => c.arg("--bind").arg(&path).arg(&path),
+            (Some(Access::Hide), _) if dir => c.arg("--tmpfs").arg(&path).arg("--remount-ro").arg(&path),
+            (Some(Access::Hide), _) => c.arg("--ro-bind").arg("/dev/null").arg(&path),
+        };
+    }
+    c.arg("--chdir").arg(&spec.cwd);
+    c.args(&spec.argv);
+    c
+}
+
+/// A careful bubblewrap profile with a minimal view: `/usr`, `/etc` and the workspace.
 fn bwrap_command(ws: &Path) -> Command {
     let mut c = Command::new("bwrap");
     c.args(["--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]);

@@ -33,6 +33,7 @@ mod view;
 mod view_child;
 
 pub use landlock::abi as landlock_abi;
+pub use plan::{Shown, shown};
 pub use spawn::{run, run_gated};
 pub use spec::{Access, Limits, Mount, Spec};
 pub use view::{Views, set_views};

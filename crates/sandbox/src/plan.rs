@@ -303,6 +303,24 @@ impl Plan {
     }
 }
 
+/// What the view of a spec shows, as the sandbox builds it (see [`shown`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// Every path kept after normalisation (canonical, redundant children dropped), in path
+    /// order, with its access.
+    pub paths: Vec<(PathBuf, Access)>,
+    /// The symbolic links recreated in the new root: the link and its text.
+    pub links: Vec<(PathBuf, PathBuf)>,
+}
+
+/// What the view of `spec` shows. For diagnostics, and for building the same view with
+/// another tool (the spawn bench's bubblewrap peer).
+pub fn shown(spec: &Spec) -> Shown {
+    let view = normalise(spec, &mut Canon::default());
+    let links = symlinks(spec, &view).into_iter().collect();
+    Shown { paths: view.into_iter().collect(), links }
+}
+
 /// Symbolic links on the way to a granted path that live in the new root itself (not inside
 /// a bound directory), e.g. `/lib -> usr/lib`: recreated so that paths given in their usual
 /// form (the ELF interpreter `/lib64/ld-linux-x86-64.so.2`, `/bin/sh`) resolve.
@@ -522,6 +540,19 @@ mod tests {
         let got: Vec<_> = v.into_iter().collect();
         let want = [("/etc", Access::Read), ("/ws", Access::Write), ("/ws/.git/hooks", Access::Guard)];
         assert_eq!(got, want.map(|(p, a)| (PathBuf::from(p), a)).to_vec());
+    }
+
+    #[test]
+    fn shown_is_the_normalised_view_and_its_links() {
+        let s = spec(&[("/usr", Access::Read), ("/usr/lib", Access::Read), ("/bin/sh", Access::Read), ("/root/.ssh", Access::Hide)]);
+        let Shown { paths: view, links } = shown(&s);
+        assert_eq!(view, normalise_(&s).into_iter().collect::<Vec<_>>());
+        assert!(!view.iter().any(|(p, _)| p == Path::new("/usr/lib") || p == Path::new("/root/.ssh")), "{view:?}");
+        // Where `/bin` is a link (merged /usr), it is recreated with its text.
+        match std::fs::read_link("/bin") {
+            Ok(text) => assert_eq!(links, vec![(PathBuf::from("/bin"), text)]),
+            Err(_) => assert!(links.is_empty(), "{links:?}"),
+        }
     }
 
     #[test]
