@@ -13,7 +13,7 @@ pub(crate) enum Glob {
 impl Glob {
     /// Compiles a word.
     pub(crate) fn new(text: &str) -> Glob {
-        if text.contains(['*', '?']) {
+        if text.bytes().any(|b| b == b'*' || b == b'?') {
             Glob::Wild(text.chars().collect())
         } else {
             Glob::Literal(text.to_string())

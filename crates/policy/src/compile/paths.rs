@@ -97,14 +97,14 @@ pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
     } else {
         (Root::Workspace, text)
     };
-    if rest.contains("${") {
+    if has_pair(rest, b"${") {
         return Err(bad(
             format!("`{text}`: a variable may only start a pattern"),
             "write `${workspace}/...` or `${home}/...` at the start",
         ));
     }
     let mut segs = Vec::new();
-    for seg in rest.split('/') {
+    for seg in slash_split(rest) {
         match seg {
             "" | "." => {}
             ".." => {
@@ -118,7 +118,7 @@ pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
                     segs.push(Seg::Any);
                 }
             }
-            s if s.contains("**") => {
+            s if has_pair(s, b"**") => {
                 return Err(bad(
                     format!("`{text}`: `**` must be a whole path segment"),
                     "use `*` within a segment, `**` between slashes",
@@ -128,6 +128,12 @@ pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
         }
     }
     Ok(PathPattern { root, segs: segs.into() })
+}
+
+/// Whether `s` contains the two bytes `pair` in a row: for the few bytes of a pattern, cheaper
+/// than the general substring searcher.
+fn has_pair(s: &str, pair: &[u8; 2]) -> bool {
+    s.as_bytes().windows(2).any(|w| w == pair)
 }
 
 /// Lexically normalises `path` to an absolute path: `~` is the home, relative paths start at
@@ -552,6 +558,20 @@ impl<T: Clone> PathIndex<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn malformed_patterns_are_refused_and_near_misses_are_not() {
+        let err = |t: &str| parse_pattern(t).err().map(|b| b.message).unwrap_or_default();
+        assert!(err("/a/b**/c").contains("must be a whole path segment"), "{}", err("/a/b**/c"));
+        assert!(err("/a/**x").contains("must be a whole path segment"));
+        assert!(err("${workspace}/a/${home}/b").contains("may only start a pattern"));
+        assert!(err("/a/${workspace}").contains("may only start a pattern"));
+        for ok in ["/a/*/b", "/a/**/b", "/a/*.pem", "/a/$/{b}", "/a/$x/b{", "/**", "${workspace}/**", "a/b/", "/a//b"] {
+            assert!(parse_pattern(ok).is_ok(), "{ok}: {}", err(ok));
+        }
+        let p = parse_pattern("/a//b/**/**/c").unwrap();
+        assert_eq!(p.segs.len(), 4, "{p:?}");
+    }
 
     #[test]
     fn index_finds_what_a_scan_finds() {
