@@ -85,10 +85,14 @@ fn push_unique(v: &mut Vec<String>, s: String) {
     }
 }
 
-/// Order-keeping de-duplication.
-fn dedup<T: Clone + Eq + std::hash::Hash>(v: &mut Vec<T>) {
-    let mut seen = std::collections::HashSet::new();
-    v.retain(|x| seen.insert(x.clone()));
+/// Order-keeping de-duplication (the first of equal elements stays), without copying any.
+fn dedup<T: Eq + std::hash::Hash>(v: &mut Vec<T>) {
+    let keep: Vec<bool> = {
+        let mut seen = rustc_hash::FxHashSet::default();
+        v.iter().map(|x| seen.insert(x)).collect()
+    };
+    let mut keep = keep.into_iter();
+    v.retain(|_| keep.next().unwrap_or(true));
 }
 
 /// Path lists shared by every plan: each plan takes a prefix of each (tiers only add), so
@@ -397,6 +401,16 @@ fn intersect_names(a: &[String], b: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dedup_keeps_the_first_of_equal_elements_in_order() {
+        let mut v: Vec<String> = ["b", "a", "b", "c", "a", "a", "d"].map(String::from).to_vec();
+        dedup(&mut v);
+        assert_eq!(v, ["b", "a", "c", "d"].map(String::from).to_vec());
+        let mut empty: Vec<String> = Vec::new();
+        dedup(&mut empty);
+        assert!(empty.is_empty());
+    }
 
     #[test]
     fn network_algebra() {

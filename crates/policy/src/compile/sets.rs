@@ -4,6 +4,7 @@
 
 use crate::ast::{PathRef, Policy, Span, StatementKind};
 use crate::decision::LayerKind;
+use rustc_hash::FxHashSet;
 use std::collections::{HashMap, HashSet};
 
 /// One parsed file.
@@ -108,8 +109,8 @@ impl<'a> SetEnv<'a> {
     /// the validator reports them). The strings are borrowed from the trees.
     pub(crate) fn flatten<'r>(&'r self, layer: usize, refs: &'r [PathRef]) -> Vec<&'r str> {
         let mut out = Vec::new();
-        let mut seen: HashSet<(usize, &'r str)> = HashSet::new();
-        let mut have: HashSet<&'r str> = HashSet::new();
+        let mut seen: FxHashSet<(usize, &'r str)> = FxHashSet::default();
+        let mut have: FxHashSet<&'r str> = FxHashSet::default();
         self.flatten_into(layer, refs, &mut out, &mut seen, &mut have);
         out
     }
@@ -119,8 +120,8 @@ impl<'a> SetEnv<'a> {
         layer: usize,
         refs: &'r [PathRef],
         out: &mut Vec<&'r str>,
-        seen: &mut HashSet<(usize, &'r str)>,
-        have: &mut HashSet<&'r str>,
+        seen: &mut FxHashSet<(usize, &'r str)>,
+        have: &mut FxHashSet<&'r str>,
     ) {
         for r in refs {
             match r {
