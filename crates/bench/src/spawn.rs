@@ -3,10 +3,11 @@
 //! Rows, all measured in one run:
 //! - `process`: the whole `warden run --policy policies/full-auto.policy -- /bin/true` process
 //!   (start, policy load and check, decision, sandbox, exit) beside
-//!   `bwrap --unshare-all ... /bin/true` showing the same view (every path of the spec warden
-//!   builds for the command, at the same access: read-only and read-write binds, covered
-//!   files and folders, scratch tmpfs, `/proc`, `/dev`), beside bwrap with a minimal view
-//!   (`/usr`, `/etc`, the workspace), and the bare `/bin/true`.
+//!   `bwrap --unshare-all ... /bin/true` showing the same view (every path of the view warden
+//!   builds for the command, `warden_sandbox::shown`, at the same access: read-only and
+//!   read-write binds, covered files and folders, recreated links, scratch tmpfs, `/proc`,
+//!   `/dev`), beside bwrap with a minimal view (`/usr`, `/etc`, the workspace), and the bare
+//!   `/bin/true`.
 //! - `in-process`: inside a long-lived process, `warden_sandbox::run` of `/bin/true` with the
 //!   full-auto view (setup, spawn, wait) beside a bare `std::process::Command` spawn and wait:
 //!   as a long-lived warden runs it (a prepared view, from its second run on: see
