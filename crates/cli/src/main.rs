@@ -7,11 +7,13 @@
 
 mod approve;
 mod cmd;
+mod lazy;
 mod load;
 mod output;
 mod testfile;
 
 use clap::{Parser, Subcommand};
+use lazy::Lazy;
 use std::process::ExitCode;
 
 /// The sandboxed tool-execution engine for AI coding agents.
@@ -25,40 +27,40 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Check policy files: syntax, names, examples. Non-zero on any error.
-    Check(cmd::check::Args),
+    Check(Lazy<cmd::check::Args>),
     /// Print policy files in canonical form, keeping comments.
-    Fmt(cmd::fmt::Args),
+    Fmt(Lazy<cmd::fmt::Args>),
     /// Say what the policy decides for a command or tool call, and why. Runs nothing.
-    Explain(cmd::explain::Args),
+    Explain(Lazy<cmd::explain::Args>),
     /// Verify, query, count or export an audit log.
-    Audit(cmd::audit::Args),
+    Audit(Lazy<cmd::audit::Args>),
     /// Decide a command, then run it confined in the sandbox; report the structured result.
-    Run(cmd::run::Args),
+    Run(Lazy<cmd::run::Args>),
     /// Re-decide every request of an audit log under another policy; report what changes.
-    Replay(cmd::replay::ReplayArgs),
+    Replay(Lazy<cmd::replay::ReplayArgs>),
     /// Propose allow rules for asks an audit log shows were always approved.
-    Suggest(cmd::replay::SuggestArgs),
+    Suggest(Lazy<cmd::replay::SuggestArgs>),
     /// Run policy test files (request -> expected verdict and rule); report rule coverage.
-    Test(cmd::test::Args),
+    Test(Lazy<cmd::test::Args>),
     /// Serve the tools to an agent over MCP (stdio, or streamable HTTP with --http).
-    Serve(cmd::serve::Args),
+    Serve(Lazy<cmd::serve::Args>),
     /// Answer an agent's pre-tool hook (Claude Code, Gemini CLI) from the policy; fail closed.
-    Hook(cmd::hook::Args),
+    Hook(Lazy<cmd::hook::Args>),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check(args) => cmd::check::run(&args),
-        Command::Fmt(args) => cmd::fmt::run(&args),
-        Command::Explain(args) => cmd::explain::run(&args),
-        Command::Audit(args) => cmd::audit::run(&args),
-        Command::Test(args) => cmd::test::run(&args),
-        Command::Run(args) => cmd::run::run(&args),
-        Command::Serve(args) => cmd::serve::run(&args),
-        Command::Hook(args) => cmd::hook::run(&args),
-        Command::Replay(args) => cmd::replay::replay(&args),
-        Command::Suggest(args) => cmd::replay::suggest(&args),
+        Command::Check(Lazy(args)) => cmd::check::run(&args),
+        Command::Fmt(Lazy(args)) => cmd::fmt::run(&args),
+        Command::Explain(Lazy(args)) => cmd::explain::run(&args),
+        Command::Audit(Lazy(args)) => cmd::audit::run(&args),
+        Command::Test(Lazy(args)) => cmd::test::run(&args),
+        Command::Run(Lazy(args)) => cmd::run::run(&args),
+        Command::Serve(Lazy(args)) => cmd::serve::run(&args),
+        Command::Hook(Lazy(args)) => cmd::hook::run(&args),
+        Command::Replay(Lazy(args)) => cmd::replay::replay(&args),
+        Command::Suggest(Lazy(args)) => cmd::replay::suggest(&args),
     };
     match result {
         Ok(code) => code,
