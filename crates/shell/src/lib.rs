@@ -62,21 +62,56 @@ pub fn analyse(input: &str) -> Analysis {
 /// assert_eq!(all, one);
 /// ```
 pub fn analyse_all(inputs: &[&str]) -> Vec<Analysis> {
+    analyse_all_later(inputs).collect()
+}
+
+/// [`analyse_all`] begun now on the parsing thread and collected with [`Later::collect`], so
+/// the caller can do other work while the strings are parsed. Dropping it uncollected stops
+/// the parsing thread after the string it is on.
+///
+/// ```
+/// let later = warden_shell::analyse_all_later(&["ls", "git push"]);
+/// // ... other work ...
+/// assert_eq!(later.collect(), warden_shell::analyse_all(&["ls", "git push"]));
+/// ```
+pub fn analyse_all_later(inputs: &[&str]) -> Later {
     let parsed: Vec<&str> = inputs.iter().copied().filter(|i| i.len() <= MAX_INPUT).collect();
-    let mut outcomes = worker::run_all(&parsed, analyse_here, DEADLINE).into_iter();
-    inputs
-        .iter()
-        .map(|input| {
-            if input.len() > MAX_INPUT {
-                return whole(input, OpaqueReason::TooLarge);
-            }
-            match outcomes.next() {
-                Some(worker::Outcome::Done(a)) => a,
-                Some(worker::Outcome::TimedOut) => timed_out(input),
-                Some(worker::Outcome::NoThread) | None => whole(input, OpaqueReason::Unsupported),
-            }
-        })
-        .collect()
+    Later {
+        inputs: inputs.iter().map(|s| (*s).to_owned()).collect(),
+        started: worker::begin_all(&parsed, analyse_here, DEADLINE),
+    }
+}
+
+/// Analyses under way: see [`analyse_all_later`].
+pub struct Later {
+    inputs: Vec<String>,
+    started: worker::Started,
+}
+
+impl std::fmt::Debug for Later {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Later").field("inputs", &self.inputs).finish_non_exhaustive()
+    }
+}
+
+impl Later {
+    /// Waits for the analyses: one per input, in order, each what [`analyse`] gives.
+    pub fn collect(self) -> Vec<Analysis> {
+        let mut outcomes = self.started.finish().into_iter();
+        self.inputs
+            .iter()
+            .map(|input| {
+                if input.len() > MAX_INPUT {
+                    return whole(input, OpaqueReason::TooLarge);
+                }
+                match outcomes.next() {
+                    Some(worker::Outcome::Done(a)) => a,
+                    Some(worker::Outcome::TimedOut) => timed_out(input),
+                    Some(worker::Outcome::NoThread) | None => whole(input, OpaqueReason::Unsupported),
+                }
+            })
+            .collect()
+    }
 }
 
 /// The analysis of an input the parser did not finish within [`DEADLINE`].

@@ -86,41 +86,94 @@ pub(crate) fn run(input: &str, analyse: Analyser, deadline: Duration) -> Outcome
 /// Each input gets exactly what a run of its own would give: when one does not finish within
 /// `deadline`, it is [`Outcome::TimedOut`], the worker is retired, and the inputs after it
 /// go to another worker.
+#[cfg(test)]
 pub(crate) fn run_all(inputs: &[&str], analyse: Analyser, deadline: Duration) -> Vec<Outcome> {
-    let mut out = Vec::with_capacity(inputs.len());
-    let mut rest = inputs;
-    while !rest.is_empty() {
-        let Some(worker) = take_idle().or_else(Worker::start) else {
-            out.extend(rest.iter().map(|_| Outcome::NoThread));
-            break;
-        };
-        let (answers, finished) = hand_over(&worker, rest, analyse, deadline);
-        let got = answers.len();
-        out.extend(answers.into_iter().map(Outcome::Done));
-        if finished {
-            give_back(worker);
-            break;
-        }
-        // The input after the last answer did not finish in time.
-        out.push(Outcome::TimedOut);
-        rest = rest.get(got + 1..).unwrap_or_default();
-    }
-    out
+    begin_all(inputs, analyse, deadline).finish()
 }
 
-/// Gives `inputs` to `worker` and waits: the answers it gave, and whether it finished them
-/// all (when not, it is retired: the input after the last answer ran past `deadline`).
-fn hand_over(worker: &Worker, inputs: &[&str], analyse: Analyser, deadline: Duration) -> (Vec<Analysis>, bool) {
+/// [`run_all`] in two steps: the inputs are handed to a worker now, and [`Started::finish`]
+/// waits for the outcomes, so the caller can work in the meantime. Dropping a batch unfinished
+/// retires its worker.
+pub(crate) fn begin_all(inputs: &[&str], analyse: Analyser, deadline: Duration) -> Started {
+    let inputs: Vec<String> = inputs.iter().map(|s| (*s).to_owned()).collect();
+    let worker = if inputs.is_empty() { None } else { take_idle().or_else(Worker::start) };
+    if let Some(w) = &worker {
+        give(w, &inputs, analyse);
+    }
+    Started { worker, inputs, analyse, deadline, handed: Instant::now() }
+}
+
+/// A batch handed to a worker, its outcomes not yet collected.
+pub(crate) struct Started {
+    /// The worker it was handed to; `None` when no thread could be started (or once finished).
+    worker: Option<Worker>,
+    inputs: Vec<String>,
+    analyse: Analyser,
+    deadline: Duration,
+    handed: Instant,
+}
+
+impl Started {
+    /// Waits for the outcomes, one per input, in order (see [`run_all`]).
+    pub(crate) fn finish(mut self) -> Vec<Outcome> {
+        let inputs = std::mem::take(&mut self.inputs);
+        let mut out = Vec::with_capacity(inputs.len());
+        let mut rest = inputs.as_slice();
+        let mut handed = self.worker.take().map(|w| (w, self.handed));
+        while !rest.is_empty() {
+            let (worker, since) = match handed.take() {
+                Some(h) => h,
+                None => {
+                    let Some(worker) = take_idle().or_else(Worker::start) else {
+                        out.extend(rest.iter().map(|_| Outcome::NoThread));
+                        break;
+                    };
+                    give(&worker, rest, self.analyse);
+                    (worker, Instant::now())
+                }
+            };
+            let (answers, finished) = wait(&worker, self.deadline, since);
+            let got = answers.len();
+            out.extend(answers.into_iter().map(Outcome::Done));
+            if finished {
+                give_back(worker);
+                break;
+            }
+            // The input after the last answer did not finish in time.
+            out.push(Outcome::TimedOut);
+            rest = rest.get(got + 1..).unwrap_or_default();
+        }
+        out
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            retire(&worker);
+        }
+    }
+}
+
+/// Gives `inputs` to `worker` (which is idle or new).
+fn give<S: AsRef<str>>(worker: &Worker, inputs: &[S], analyse: Analyser) {
     let shared = &worker.0;
     let mut slot = shared.lock();
     slot.answers = Vec::with_capacity(inputs.len());
     slot.done = false;
     slot.started = None;
-    slot.job = Some((inputs.iter().map(|s| (*s).to_owned()).collect(), analyse));
+    slot.job = Some((inputs.iter().map(|s| s.as_ref().to_owned()).collect(), analyse));
     shared.changed.notify_all();
+}
+
+/// Waits for `worker`'s job: the answers it gave, and whether it finished them all (when not,
+/// it is retired: the input after the last answer ran past `deadline`). An input's time runs
+/// from when the worker started it, or from `handed` while it has started none.
+fn wait(worker: &Worker, deadline: Duration, handed: Instant) -> (Vec<Analysis>, bool) {
+    let shared = &worker.0;
+    let mut slot = shared.lock();
     // The worker posts no wake-up per answer; the deadline is checked against the time it
     // started the input it is on, each time the wait runs out.
-    let handed = Instant::now();
     loop {
         let since = slot.started.unwrap_or(handed);
         let left = deadline.saturating_sub(since.elapsed());
@@ -144,6 +197,14 @@ fn hand_over(worker: &Worker, inputs: &[&str], analyse: Analyser, deadline: Dura
     (answers, false)
 }
 
+/// Tells `worker` to exit once it is done with what it is on; it serves no one again.
+fn retire(worker: &Worker) {
+    let mut slot = worker.0.lock();
+    slot.retired = true;
+    slot.job = None;
+    worker.0.changed.notify_all();
+}
+
 fn take_idle() -> Option<Worker> {
     IDLE.lock().unwrap_or_else(PoisonError::into_inner).pop()
 }
@@ -155,9 +216,7 @@ fn give_back(worker: Worker) {
         return;
     }
     drop(idle);
-    let mut slot = worker.0.lock();
-    slot.retired = true;
-    worker.0.changed.notify_all();
+    retire(&worker);
 }
 
 impl Worker {
@@ -288,6 +347,34 @@ mod tests {
         let got = run_all(&["1", "2", "3", "4"], tenth_of_a_second, Duration::from_millis(300));
         let got: Vec<Option<String>> = got.into_iter().map(text).collect();
         assert_eq!(got, ["1", "2", "3", "4"].map(|s| Some(s.to_owned())));
+    }
+
+    #[test]
+    fn a_batch_is_parsed_while_the_caller_works_and_its_time_is_not_counted() {
+        // Each input takes 0.1 s of its 0.2 s. The caller does not wait: it works (here, polls
+        // for at most 10 s) until the worker says the batch is done, then collects; the time
+        // it took must not count against any input.
+        let started = begin_all(&["1", "2", "3"], tenth_of_a_second, Duration::from_millis(200));
+        let done = || started.worker.as_ref().is_some_and(|w| w.0.lock().done);
+        let t = Instant::now();
+        while !done() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(done(), "the worker did not finish the batch by itself");
+        std::thread::sleep(Duration::from_millis(300));
+        let got: Vec<Option<String>> = started.finish().into_iter().map(text).collect();
+        assert_eq!(got, ["1", "2", "3"].map(|s| Some(s.to_owned())));
+    }
+
+    #[test]
+    fn a_batch_dropped_uncollected_retires_its_worker() {
+        let started = begin_all(&["dropped"], slow, Duration::from_secs(30));
+        drop(started);
+        // The retired worker never answers anyone; these get their own answers.
+        for i in 0..3 {
+            assert_eq!(text(run(&i.to_string(), echo, Duration::from_secs(30))), Some(i.to_string()));
+        }
+        assert!(matches!(begin_all(&[], echo, Duration::from_secs(1)).finish().as_slice(), []));
     }
 
     #[test]

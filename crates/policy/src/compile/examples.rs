@@ -4,7 +4,8 @@
 
 use super::sets::{FileAst, LayerAst};
 use super::validate::Found;
-use crate::ast::{ExampleRequest, Policy, StatementKind};
+use crate::ast::{Example, ExampleRequest, Policy, StatementKind};
+use warden_shell::Analysis;
 use crate::decision::{Action, Context, Decision, Request};
 use crate::error::{Code, Diagnostic};
 
@@ -17,22 +18,61 @@ pub(crate) fn example_context() -> Context {
     }
 }
 
+/// The examples' commands, handed to the shell analyser ([`begin`]) before the files are
+/// validated and compiled, so that they are parsed on its thread meanwhile.
+pub(crate) struct Analysing {
+    later: warden_shell::Later,
+}
+
+/// Starts analysing the command of every `example` of every file, in file order.
+pub(crate) fn begin(layers: &[LayerAst]) -> Analysing {
+    let commands: Vec<&str> = files(layers).flat_map(commands).collect();
+    Analysing { later: warden_shell::analyse_all_later(&commands) }
+}
+
+fn files(layers: &[LayerAst]) -> impl Iterator<Item = &FileAst> {
+    layers.iter().flat_map(|l| &l.files)
+}
+
+fn examples(p: &Policy) -> impl Iterator<Item = &Example> + Clone {
+    p.statements.iter().filter_map(|st| match &st.kind {
+        StatementKind::Example(ex) => Some(ex),
+        _ => None,
+    })
+}
+
+fn commands(file: &FileAst) -> impl Iterator<Item = &str> {
+    examples(&file.policy).filter_map(|ex| match &ex.request {
+        ExampleRequest::Command(cmd) => Some(cmd.node.as_str()),
+        ExampleRequest::Tool { .. } => None,
+    })
+}
+
 /// Checks the examples of every file that has none of its own errors. `whole` is the set
-/// compiled from `layers` when they are one layer of one file (that file alone).
-pub(crate) fn check(layers: &[LayerAst], bad_files: &[usize], whole: Option<&super::PolicySet>) -> Vec<Found> {
+/// compiled from `layers` when they are one layer of one file (that file alone). `analysing`
+/// is [`begin`] of the same `layers`.
+pub(crate) fn check(
+    layers: &[LayerAst],
+    bad_files: &[usize],
+    whole: Option<&super::PolicySet>,
+    analysing: Analysing,
+) -> Vec<Found> {
+    let mut analyses = analysing.later.collect().into_iter();
     let mut out = Vec::new();
     for (li, layer) in layers.iter().enumerate() {
         for file in &layer.files {
+            // This file's analyses, taken whether or not its examples are checked.
+            let mine: Vec<Analysis> = analyses.by_ref().take(commands(file).count()).collect();
             if bad_files.contains(&file.order) || !has_examples(&file.policy) {
                 continue;
             }
             if let Some(set) = whole {
-                check_file(set, file, &mut out);
+                check_file(set, file, mine, &mut out);
                 continue;
             }
             let alone = alone(layers, li, file);
             let set = super::assemble(&alone);
-            check_file(&set, file, &mut out);
+            check_file(&set, file, mine, &mut out);
         }
     }
     out
@@ -68,22 +108,10 @@ fn alone(layers: &[LayerAst], li: usize, file: &FileAst) -> Vec<LayerAst> {
     vec![LayerAst { kind: layers.get(li).map_or(crate::LayerKind::Cli, |l| l.kind), files }]
 }
 
-fn check_file(set: &super::PolicySet, file: &FileAst, out: &mut Vec<Found>) {
+fn check_file(set: &super::PolicySet, file: &FileAst, analyses: Vec<Analysis>, out: &mut Vec<Found>) {
     let ctx = example_context();
-    let examples = file.policy.statements.iter().filter_map(|st| match &st.kind {
-        StatementKind::Example(ex) => Some(ex),
-        _ => None,
-    });
-    // Every command of the file analysed at once: one hand-over to the analyser's thread.
-    let commands: Vec<&str> = examples
-        .clone()
-        .filter_map(|ex| match &ex.request {
-            ExampleRequest::Command(cmd) => Some(cmd.node.as_str()),
-            ExampleRequest::Tool { .. } => None,
-        })
-        .collect();
-    let mut analyses = warden_shell::analyse_all(&commands).into_iter();
-    for ex in examples {
+    let mut analyses = analyses.into_iter();
+    for ex in examples(&file.policy) {
         let agent = ex.agent.as_ref().map(|a| a.node.as_str());
         let decision = match &ex.request {
             ExampleRequest::Command(cmd) => {

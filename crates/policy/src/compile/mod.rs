@@ -160,6 +160,9 @@ pub(crate) fn compile_parsed(
     mut found: Vec<validate::Found>,
     parse_failed: bool,
 ) -> Result<PolicySet, Diagnostics> {
+    // The examples' commands are parsed on the analyser's thread while this one validates
+    // and compiles.
+    let analysing = examples::begin(&parsed);
     let mut invalid = validate::validate(&parsed);
     if parse_failed {
         // Names defined in a file that did not parse are missing: do not report them as unknown.
@@ -173,7 +176,7 @@ pub(crate) fn compile_parsed(
     // instead of a second compile of the same file.
     let single = parsed.len() == 1 && parsed.iter().all(|l| l.files.len() == 1);
     let whole = (single && found.is_empty()).then(|| assemble(&parsed));
-    found.extend(examples::check(&parsed, &bad_files, whole.as_ref()));
+    found.extend(examples::check(&parsed, &bad_files, whole.as_ref(), analysing));
     if !found.is_empty() {
         found.sort_by_key(|(o, d)| (*o, d.span.start, d.span.end));
         return Err(Diagnostics(found.into_iter().map(|(_, d)| d).collect()));
