@@ -92,13 +92,27 @@ fn userns(uid: u32, gid: u32) -> Result<RawFd, Error> {
 }
 
 /// Clones a process into a new user namespace only to hold it while its maps are written and
-/// the namespace is opened; the process then exits. It shares our memory (`CLONE_VM`, on a
-/// stack and thread-local area of its own) and only reads a pipe and exits: copying a large
-/// parent's page tables for it, and tearing the copy down, would cost milliseconds.
+/// the namespace is opened; the process then exits.
 fn make_userns(uid: u32, gid: u32) -> Result<OwnedFd, Error> {
+    held(libc::CLONE_NEWUSER, |pid| {
+        let base = format!("/proc/{pid}");
+        std::fs::write(format!("{base}/uid_map"), format!("{uid} {UID} 1\n")).map_err(|e| os("idmap uid_map", e))?;
+        std::fs::write(format!("{base}/setgroups"), "deny").map_err(|e| os("idmap setgroups", e))?;
+        std::fs::write(format!("{base}/gid_map"), format!("{gid} {GID} 1\n")).map_err(|e| os("idmap gid_map", e))?;
+        let ns = std::fs::File::open(format!("{base}/ns/user")).map_err(|e| os("idmap ns/user", e))?;
+        Ok(OwnedFd::from(ns))
+    })
+}
+
+/// Runs `f` with the pid of a process cloned into the new namespaces `flags` only to hold
+/// them (it waits, then exits once `f` has returned and it is reaped): `f` writes its maps
+/// and opens the namespaces it wants to keep. The process shares our memory (`CLONE_VM`, on
+/// a stack and thread-local area of its own) and only reads a pipe and exits: copying a large
+/// parent's page tables for it, and tearing the copy down, would cost milliseconds.
+fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) -> Result<T, Error> {
     let (r, w) = crate::spawn::pipe()?;
     let memory = crate::spawn::ChildMemory::new()?;
-    let flags = libc::CLONE_NEWUSER | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
+    let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
     let mut fds = [r.as_raw_fd(), w.as_raw_fd()];
     let arg: *mut libc::c_void = (&raw mut fds).cast();
     // SAFETY: the child runs `hold` on its own stack and TLS; it reads `fds` (alive until it is
@@ -110,14 +124,12 @@ fn make_userns(uid: u32, gid: u32) -> Result<OwnedFd, Error> {
         return Err(Error::Namespaces(std::io::Error::last_os_error()));
     }
     let pid = pid as libc::pid_t;
-    let result = (|| {
-        let base = format!("/proc/{pid}");
-        std::fs::write(format!("{base}/uid_map"), format!("{uid} {UID} 1\n")).map_err(|e| os("idmap uid_map", e))?;
-        std::fs::write(format!("{base}/setgroups"), "deny").map_err(|e| os("idmap setgroups", e))?;
-        std::fs::write(format!("{base}/gid_map"), format!("{gid} {GID} 1\n")).map_err(|e| os("idmap gid_map", e))?;
-        let ns = std::fs::File::open(format!("{base}/ns/user")).map_err(|e| os("idmap ns/user", e))?;
-        Ok(OwnedFd::from(ns))
-    })();
+    let result = f(pid);
+    // A byte, not only the end of the pipe: a process cloned meanwhile (another thread's holder
+    // or command) holds a copy of `w` until it exits or execs, and a holder waiting for the end
+    // would wait for it, perhaps while it waits for this one (see the test below).
+    // SAFETY: writes one byte from a static buffer to our pipe.
+    unsafe { libc::write(w.as_raw_fd(), b"1".as_ptr().cast(), 1) };
     drop(w);
     drop(r);
     let mut status = 0;
@@ -129,16 +141,47 @@ fn make_userns(uid: u32, gid: u32) -> Result<OwnedFd, Error> {
     result
 }
 
-/// The holding child: closes its copy of the pipe's write end, waits for the parent to close
-/// its own, then exits.
+/// The holding child: closes its copy of the pipe's write end, waits for the parent's byte (or
+/// the end of the pipe), then exits; killed if the thread that cloned it ends first.
 extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` points at the pipe's two descriptor numbers in the parent's frame, alive
-    // until this process is reaped; close, read and _exit are async-signal-safe.
+    // until this process is reaped; prctl, close, read and _exit are async-signal-safe.
     unsafe {
         let [r, w] = *(arg as *const [RawFd; 2]);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         libc::close(w);
         let mut b = 0u8;
         libc::read(r, (&raw mut b).cast(), 1);
         libc::_exit(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn holders_made_at_once_on_two_threads_never_wait_for_each_other() {
+        // Each holder process gets a copy of every descriptor open when it is cloned, the other
+        // holder's pipe included: a holder that waited for its pipe to close would wait for
+        // the other to exit, and the other for it. 2 x 100 holders, at most 20 s.
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..2 {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                // The work between clone and reap (maps, opening the namespace) is the window.
+                let work = |_| {
+                    std::thread::sleep(Duration::from_micros(300));
+                    Ok(())
+                };
+                let made = (0..100).all(|_| held(libc::CLONE_NEWUSER, work).is_ok());
+                let _ = tx.send(made);
+            });
+        }
+        for _ in 0..2 {
+            let made = rx.recv_timeout(Duration::from_secs(20)).expect("two threads making holders deadlocked");
+            assert!(made);
+        }
     }
 }

@@ -343,6 +343,10 @@ fn make(plan: &Plan, network: bool, shared_net: bool, root: bool) -> Result<View
     }
     let open = |ns: &str| std::fs::File::open(format!("/proc/{pid}/ns/{ns}")).map(OwnedFd::from).map_err(Error::Io);
     let view = View { user: open("user")?, mnt: open("mnt")?, net: if shared_net { Some(open("net")?) } else { None }, fresh };
+    // A byte, not only the end of the pipe: a process another thread cloned meanwhile holds a
+    // copy of `hold_w` until it exits or execs (see `idmap::held`).
+    // SAFETY: writes one byte from a static buffer to our pipe.
+    unsafe { libc::write(hold_w.as_raw_fd(), b"1".as_ptr().cast(), 1) };
     drop(hold_w);
     reaper.wait();
     drop(memory);

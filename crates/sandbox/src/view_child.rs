@@ -31,7 +31,7 @@ pub(crate) struct Template<'a> {
     pub err: RawFd,
     /// One byte when the view is built.
     pub ready: RawFd,
-    /// Read until the parent closes its write end (it has opened the namespaces).
+    /// Read until the parent's byte or the end of the pipe (it has opened the namespaces).
     pub hold: RawFd,
     /// This process's copy of that write end, closed first.
     pub hold_w: RawFd,
