@@ -110,6 +110,15 @@ fn one_line_after(prefix: &str, text: &str, span: &Span) -> String {
     let first = s.lines().next().unwrap_or_default();
     let mut out = String::with_capacity(prefix.len() + first.len());
     out.push_str(prefix);
+    // Most rules are ASCII with single spaces: copied as they are.
+    let plain = first.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        && !first.starts_with(' ')
+        && !first.ends_with(' ')
+        && !first.contains("  ");
+    if plain {
+        out.push_str(first);
+        return out;
+    }
     for w in first.split_whitespace() {
         if out.len() > prefix.len() {
             out.push(' ');
@@ -458,6 +467,42 @@ fn merge_agent(prof: &mut AgentProfile, a: &ast::Agent) {
                 prof.sandbox.get_or_insert(backend(&s.node));
             }
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line_after;
+
+    /// The definition: the span's first line, white space runs collapsed to one space.
+    fn reference(prefix: &str, s: &str) -> String {
+        let first = s.lines().next().unwrap_or_default();
+        let words: Vec<&str> = first.split_whitespace().collect();
+        format!("{prefix}{}", words.join(" "))
+    }
+
+    #[test]
+    fn the_copied_line_is_the_collapsed_line() {
+        let lines = [
+            "allow exec git status",
+            "allow exec  git status",
+            " allow exec git",
+            "allow exec git ",
+            "allow\texec git",
+            "deny exec rm -rf \"/\" # why",
+            "allow exec caf\u{e9} x",
+            "allow exec a\u{a0}b",
+            "allow exec a\u{2003} b",
+            "allow exec a\r\nnext line",
+            "tier read {\n  exec ls\n}",
+            "",
+            " ",
+        ];
+        for line in lines {
+            for prefix in ["", "exec "] {
+                assert_eq!(one_line_after(prefix, line, &(0..line.len())), reference(prefix, line), "{line:?}");
+            }
         }
     }
 }

@@ -138,8 +138,8 @@ impl ExecMatcher {
     }
 
     /// Index keys: `(literal, is_path)` per command alternative, `None` for a wildcard.
-    pub(crate) fn keys(&self) -> Vec<Option<(String, bool)>> {
-        self.commands.iter().map(|(g, path)| g.literal().map(|l| (l.to_string(), *path))).collect()
+    pub(crate) fn keys(&self) -> impl Iterator<Item = Option<(&str, bool)>> {
+        self.commands.iter().map(|(g, path)| g.literal().map(|l| (l, *path)))
     }
 
     /// Whether the command word matches one of the alternatives.

@@ -129,8 +129,8 @@ impl ExecIndex {
         let mut seen_wild = false;
         for key in entry.matcher.keys() {
             match key {
-                Some((lit, false)) => push_unique(self.by_name.entry(lit).or_default(), idx),
-                Some((lit, true)) => push_unique(self.by_path.entry(lit).or_default(), idx),
+                Some((lit, false)) => add(&mut self.by_name, lit, idx),
+                Some((lit, true)) => add(&mut self.by_path, lit, idx),
                 None if !seen_wild => {
                     seen_wild = true;
                     self.wild.push(idx);
@@ -154,6 +154,16 @@ impl ExecIndex {
         let literal = a.chain(b).map(|i| (true, i));
         let wild = self.wild.iter().map(|i| (false, i));
         literal.chain(wild).filter_map(|(known, i)| Some((known, self.entries.get(*i)?)))
+    }
+}
+
+/// Adds `i` to the list of `key` in `map` (the key is copied only when new).
+fn add(map: &mut WordMap<Vec<usize>>, key: &str, i: usize) {
+    match map.get_mut(key) {
+        Some(v) => push_unique(v, i),
+        None => {
+            map.insert(key.to_owned(), vec![i]);
+        }
     }
 }
 
