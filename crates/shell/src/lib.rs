@@ -74,27 +74,24 @@ pub fn analyse_all(inputs: &[&str]) -> Vec<Analysis> {
 /// // ... other work ...
 /// assert_eq!(later.collect(), warden_shell::analyse_all(&["ls", "git push"]));
 /// ```
-pub fn analyse_all_later(inputs: &[&str]) -> Later {
+pub fn analyse_all_later<'a>(inputs: &[&'a str]) -> Later<'a> {
     let parsed: Vec<&str> = inputs.iter().copied().filter(|i| i.len() <= MAX_INPUT).collect();
-    Later {
-        inputs: inputs.iter().map(|s| (*s).to_owned()).collect(),
-        started: worker::begin_all(&parsed, analyse_here, DEADLINE),
-    }
+    Later { inputs: inputs.to_vec(), started: worker::begin_all(&parsed, analyse_here, DEADLINE) }
 }
 
-/// Analyses under way: see [`analyse_all_later`].
-pub struct Later {
-    inputs: Vec<String>,
-    started: worker::Started,
+/// Analyses under way: see [`analyse_all_later`]. The strings stay borrowed until collected.
+pub struct Later<'a> {
+    inputs: Vec<&'a str>,
+    started: worker::Started<'a>,
 }
 
-impl std::fmt::Debug for Later {
+impl std::fmt::Debug for Later<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Later").field("inputs", &self.inputs).finish_non_exhaustive()
     }
 }
 
-impl Later {
+impl Later<'_> {
     /// Waits for the analyses: one per input, in order, each what [`analyse`] gives.
     pub fn collect(self) -> Vec<Analysis> {
         let mut outcomes = self.started.finish().into_iter();

@@ -94,26 +94,25 @@ pub(crate) fn run_all(inputs: &[&str], analyse: Analyser, deadline: Duration) ->
 /// [`run_all`] in two steps: the inputs are handed to a worker now, and [`Started::finish`]
 /// waits for the outcomes, so the caller can work in the meantime. Dropping a batch unfinished
 /// retires its worker.
-pub(crate) fn begin_all(inputs: &[&str], analyse: Analyser, deadline: Duration) -> Started {
-    let inputs: Vec<String> = inputs.iter().map(|s| (*s).to_owned()).collect();
+pub(crate) fn begin_all<'a>(inputs: &[&'a str], analyse: Analyser, deadline: Duration) -> Started<'a> {
     let worker = if inputs.is_empty() { None } else { take_idle().or_else(Worker::start) };
     if let Some(w) = &worker {
-        give(w, &inputs, analyse);
+        give(w, inputs, analyse);
     }
-    Started { worker, inputs, analyse, deadline, handed: Instant::now() }
+    Started { worker, inputs: inputs.to_vec(), analyse, deadline, handed: Instant::now() }
 }
 
 /// A batch handed to a worker, its outcomes not yet collected.
-pub(crate) struct Started {
+pub(crate) struct Started<'a> {
     /// The worker it was handed to; `None` when no thread could be started (or once finished).
     worker: Option<Worker>,
-    inputs: Vec<String>,
+    inputs: Vec<&'a str>,
     analyse: Analyser,
     deadline: Duration,
     handed: Instant,
 }
 
-impl Started {
+impl Started<'_> {
     /// Waits for the outcomes, one per input, in order (see [`run_all`]).
     pub(crate) fn finish(mut self) -> Vec<Outcome> {
         let inputs = std::mem::take(&mut self.inputs);
@@ -147,7 +146,7 @@ impl Started {
     }
 }
 
-impl Drop for Started {
+impl Drop for Started<'_> {
     fn drop(&mut self) {
         if let Some(worker) = self.worker.take() {
             retire(&worker);
@@ -156,13 +155,13 @@ impl Drop for Started {
 }
 
 /// Gives `inputs` to `worker` (which is idle or new).
-fn give<S: AsRef<str>>(worker: &Worker, inputs: &[S], analyse: Analyser) {
+fn give(worker: &Worker, inputs: &[&str], analyse: Analyser) {
     let shared = &worker.0;
     let mut slot = shared.lock();
     slot.answers = Vec::with_capacity(inputs.len());
     slot.done = false;
     slot.started = None;
-    slot.job = Some((inputs.iter().map(|s| s.as_ref().to_owned()).collect(), analyse));
+    slot.job = Some((inputs.iter().map(|s| (*s).to_owned()).collect(), analyse));
     shared.changed.notify_all();
 }
 
