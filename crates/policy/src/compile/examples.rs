@@ -5,9 +5,9 @@
 use super::sets::{FileAst, LayerAst};
 use super::validate::Found;
 use crate::ast::{Example, ExampleRequest, Policy, StatementKind};
-use warden_shell::Analysis;
 use crate::decision::{Action, Context, Decision, Request};
 use crate::error::{Code, Diagnostic};
+use warden_shell::Analysis;
 
 /// The context examples are decided in.
 pub(crate) fn example_context() -> Context {
@@ -34,7 +34,7 @@ fn files(layers: &[LayerAst]) -> impl Iterator<Item = &FileAst> {
     layers.iter().flat_map(|l| &l.files)
 }
 
-fn examples(p: &Policy) -> impl Iterator<Item = &Example> + Clone {
+fn examples(p: &Policy) -> impl Iterator<Item = &Example> {
     p.statements.iter().filter_map(|st| match &st.kind {
         StatementKind::Example(ex) => Some(ex),
         _ => None,
@@ -79,7 +79,7 @@ pub(crate) fn check(
 }
 
 fn has_examples(p: &Policy) -> bool {
-    p.statements.iter().any(|s| matches!(s.kind, StatementKind::Example(_)))
+    examples(p).next().is_some()
 }
 
 /// One layer with the file alone, plus (as a second file with nothing but `paths` statements)
