@@ -8,6 +8,7 @@
 //! last segment by listing its folder; a `**` in the middle by a bounded walk of the writable
 //! grants), and every match is covered.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -137,9 +138,7 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
 /// matched against every pattern.
 pub(crate) struct Tree {
     roots: Vec<PathBuf>,
-    entries: Option<Vec<(PathBuf, String)>>,
-    /// The walked entries' names (built on the first `**` pattern).
-    names: Option<Names>,
+    walk: Option<Walk>,
     /// Folders already listed for last-segment patterns (`/dev/sd*`, `/dev/nvme*`, ...).
     listings: Vec<(PathBuf, Vec<(PathBuf, String)>)>,
     /// Whether the walk stopped at [`WALK_LIMIT`].
@@ -148,44 +147,27 @@ pub(crate) struct Tree {
 
 impl Tree {
     pub(crate) fn new(roots: Vec<PathBuf>) -> Tree {
-        Tree { roots, entries: None, names: None, listings: Vec::new(), cut: false }
+        Tree { roots, walk: None, listings: Vec::new(), cut: false }
     }
 
-    /// Breadth-first (shallow paths first, so a cut drops the deepest), symlinks not followed.
-    fn entries(&mut self) -> &[(PathBuf, String)] {
-        if self.entries.is_none() {
-            let mut out = Vec::new();
-            let mut queue: std::collections::VecDeque<PathBuf> = self.roots.iter().cloned().collect();
-            'walk: while let Some(dir) = queue.pop_front() {
-                let Ok(rd) = std::fs::read_dir(&dir) else { continue };
-                for entry in rd.filter_map(Result::ok) {
-                    if out.len() >= WALK_LIMIT {
-                        self.cut = true;
-                        break 'walk;
-                    }
-                    let path = entry.path();
-                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                        queue.push_back(path.clone());
-                    }
-                    if let Some(s) = path.to_str().map(str::to_string) {
-                        out.push((path, s));
-                    }
-                }
-            }
-            self.entries = Some(out);
+    /// The walk: breadth-first (shallow paths first, so a cut drops the deepest), symlinks
+    /// not followed, paths that are not UTF-8 left out (as are the entries beneath them).
+    fn walk(&mut self) -> &Walk {
+        if self.walk.is_none() {
+            let (walk, cut) = Walk::new(&self.roots);
+            self.cut = cut;
+            self.walk = Some(walk);
         }
-        self.entries.as_deref().unwrap_or_default()
+        self.walk.get_or_insert_with(Walk::default)
     }
 
     /// The indices of the walked entries whose name fits `cut`, in walk order.
     fn candidates(&mut self, cut: &NameCut) -> Vec<usize> {
-        self.entries();
-        let entries = self.entries.as_deref().unwrap_or_default();
-        let names = self.names.get_or_insert_with(|| Names::new(entries));
+        let walk = self.walk();
         match cut {
-            NameCut::Exact(want) => names.by_name.get(want.as_str()).cloned().unwrap_or_default(),
-            NameCut::Prefix(_) | NameCut::Suffix(_) => names.matching(|n| cut.fits(n)),
-            NameCut::Any => (0..entries.len()).collect(),
+            NameCut::Exact(want) => walk.named(want),
+            NameCut::Prefix(_) | NameCut::Suffix(_) => (0..walk.len()).filter(|&i| cut.fits(walk.name(i))).collect(),
+            NameCut::Any => (0..walk.len()).collect(),
         }
     }
 
@@ -210,25 +192,87 @@ impl Tree {
     }
 }
 
-/// The walked entries' names, in walk order and indexed, for [`NameCut`] cuts.
-struct Names {
-    names: Vec<String>,
-    by_name: std::collections::HashMap<String, Vec<usize>>,
+/// The walked entries, their paths' text in one buffer (a workspace can hold tens of
+/// thousands: no allocation per entry), with an index by name.
+#[derive(Default)]
+struct Walk {
+    text: String,
+    /// Per entry: where its path starts, where its name starts, where both end, in `text`.
+    spans: Vec<(usize, usize, usize)>,
+    /// By hash of the name: the last entry with that hash; `prev` chains to the ones before.
+    last: HashMap<u64, usize>,
+    prev: Vec<Option<usize>>,
 }
 
-impl Names {
-    fn new(entries: &[(PathBuf, String)]) -> Names {
-        let names: Vec<String> = entries.iter().map(|(_, t)| t.rsplit('/').next().unwrap_or_default().to_string()).collect();
-        let mut by_name: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::new();
-        for (i, n) in names.iter().enumerate() {
-            by_name.entry(n.clone()).or_default().push(i);
+impl Walk {
+    fn new(roots: &[PathBuf]) -> (Walk, bool) {
+        let mut w = Walk::default();
+        // Folders to list, as ranges of `text` (the roots first, not entries themselves).
+        let mut queue: std::collections::VecDeque<(usize, usize)> = std::collections::VecDeque::new();
+        for root in roots {
+            if let Some(r) = root.to_str() {
+                let start = w.text.len();
+                w.text.push_str(r);
+                queue.push_back((start, w.text.len()));
+            }
         }
-        Names { names, by_name }
+        while let Some((start, end)) = queue.pop_front() {
+            let Ok(rd) = std::fs::read_dir(Path::new(w.text.get(start..end).unwrap_or_default())) else { continue };
+            for entry in rd.filter_map(Result::ok) {
+                if w.spans.len() >= WALK_LIMIT {
+                    return (w, true);
+                }
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else { continue };
+                let dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let at = w.text.len();
+                w.text.extend_from_within(start..end);
+                if !w.text.ends_with('/') {
+                    w.text.push('/');
+                }
+                let name_at = w.text.len();
+                w.text.push_str(name);
+                let i = w.spans.len();
+                w.spans.push((at, name_at, w.text.len()));
+                w.prev.push(w.last.insert(hash(name), i));
+                if dir {
+                    queue.push_back((at, w.text.len()));
+                }
+            }
+        }
+        (w, false)
     }
 
-    fn matching(&self, fits: impl Fn(&str) -> bool) -> Vec<usize> {
-        self.names.iter().enumerate().filter(|(_, n)| fits(n)).map(|(i, _)| i).collect()
+    fn len(&self) -> usize {
+        self.spans.len()
     }
+
+    fn path(&self, i: usize) -> &str {
+        self.spans.get(i).and_then(|&(s, _, e)| self.text.get(s..e)).unwrap_or_default()
+    }
+
+    fn name(&self, i: usize) -> &str {
+        self.spans.get(i).and_then(|&(_, n, e)| self.text.get(n..e)).unwrap_or_default()
+    }
+
+    /// The entries named `want`, in walk order.
+    fn named(&self, want: &str) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut at = self.last.get(&hash(want)).copied();
+        while let Some(i) = at {
+            if self.name(i) == want {
+                out.push(i);
+            }
+            at = self.prev.get(i).copied().flatten();
+        }
+        out.reverse();
+        out
+    }
+}
+
+fn hash(name: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::hash::DefaultHasher>::default().hash_one(name)
 }
 
 /// The paths a denial pattern covers today.
@@ -249,12 +293,13 @@ pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
             // pattern's last named segment (the folder itself, for a `.../NAME/**` pattern).
             let cut = if tree.roots.iter().any(|r| r.to_str().is_some_and(|s| glob.matches(s))) { NameCut::Any } else { NameCut::of(pattern) };
             let candidates = tree.candidates(&cut);
-            let entries = tree.entries.as_deref().unwrap_or_default();
+            let walk = tree.walk();
             let mut found: Vec<PathBuf> = Vec::new();
-            for (path, text) in candidates.iter().filter_map(|&i| entries.get(i)) {
+            for text in candidates.into_iter().map(|i| walk.path(i)) {
+                let path = Path::new(text);
                 // A match inside a folder already matched is covered with it.
                 if path.starts_with(&prefix) && glob.matches(text) && !found.iter().any(|f| path.starts_with(f)) {
-                    found.push(path.clone());
+                    found.push(path.to_path_buf());
                 }
             }
             found
@@ -376,9 +421,11 @@ mod tests {
             let got = expand(pattern, &mut tree);
             let glob = GrantGlob::new(pattern).unwrap();
             let mut want: Vec<PathBuf> = Vec::new();
-            for (path, text) in tree.entries() {
+            let walk = tree.walk();
+            for text in (0..walk.len()).map(|i| walk.path(i)) {
+                let path = Path::new(text);
                 if glob.matches(text) && !want.iter().any(|f| path.starts_with(f)) {
-                    want.push(path.clone());
+                    want.push(path.to_path_buf());
                 }
             }
             assert!(!want.is_empty(), "{pattern}");
@@ -415,6 +462,48 @@ mod tests {
             assert!(!want.is_empty(), "{pattern}");
             assert_eq!(got_sorted, want, "{pattern}");
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The walk is the plain breadth-first walk: `read_dir` of each folder in turn, every
+    /// entry's `path()`, symlinks not followed, non-UTF-8 names left out.
+    #[test]
+    fn the_walk_lists_what_a_plain_walk_lists() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("warden-confine-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in ["a/b/c", "a/.ssh", "d", "e/f"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        for f in ["a/x", "a/b/.env", "a/b/c/y.pem", "a/.ssh/id_rsa", "d/z", "e/f/g"] {
+            std::fs::write(dir.join(f), "x").unwrap();
+        }
+        std::os::unix::fs::symlink(dir.join("a"), dir.join("d/link")).unwrap();
+        std::fs::create_dir_all(dir.join("a").join(std::ffi::OsStr::from_bytes(b"bad\xff/inner"))).unwrap();
+        let roots = vec![dir.join("a"), dir.join("d/"), dir.join("e")];
+        let mut want: Vec<String> = Vec::new();
+        let mut queue: std::collections::VecDeque<PathBuf> = roots.iter().cloned().collect();
+        while let Some(d) = queue.pop_front() {
+            for entry in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
+                let path = entry.path();
+                if entry.file_type().unwrap().is_dir() {
+                    queue.push_back(path.clone());
+                }
+                if let Some(s) = path.to_str() {
+                    want.push(s.to_string());
+                }
+            }
+        }
+        let mut tree = Tree::new(roots);
+        let walk = tree.walk();
+        let got: Vec<String> = (0..walk.len()).map(|i| walk.path(i).to_string()).collect();
+        assert_eq!(got, want);
+        assert!(got.iter().any(|p| p.ends_with("d/link")) && !got.iter().any(|p| p.contains("link/")));
+        let names: Vec<&str> = (0..walk.len()).map(|i| walk.name(i)).collect();
+        assert!(names.contains(&"y.pem") && names.contains(&"link"));
+        assert_eq!(walk.named(".env").len(), 1);
+        assert!(walk.named("nothing").is_empty());
+        assert!(!tree.cut);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
