@@ -13,6 +13,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+
 use warden_policy::{Context, GrantGlob, Grants, Limits, Network};
 use warden_sandbox::{Access, Mount, Spec};
 
@@ -216,15 +218,28 @@ impl Walk {
                 queue.push_back((start, w.text.len()));
             }
         }
+        // One getdents buffer for every folder: the names are copied into `text` at once.
+        let mut buf: Vec<std::mem::MaybeUninit<u8>> = vec![std::mem::MaybeUninit::uninit(); 32 * 1024];
         while let Some((start, end)) = queue.pop_front() {
-            let Ok(rd) = std::fs::read_dir(Path::new(w.text.get(start..end).unwrap_or_default())) else { continue };
-            for entry in rd.filter_map(Result::ok) {
+            let dir = w.text.get(start..end).unwrap_or_default();
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let Ok(fd) = rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()) else { continue };
+            let mut entries = RawDir::new(&fd, &mut buf);
+            while let Some(Ok(entry)) = entries.next() {
+                let Ok(name) = entry.file_name().to_str() else { continue };
+                if name == "." || name == ".." {
+                    continue;
+                }
                 if w.spans.len() >= WALK_LIMIT {
                     return (w, true);
                 }
-                let name = entry.file_name();
-                let Some(name) = name.to_str() else { continue };
-                let dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let dir = match entry.file_type() {
+                    FileType::Directory => true,
+                    // No type from the file system: ask it (without following a symlink).
+                    FileType::Unknown => rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
+                    _ => false,
+                };
                 let at = w.text.len();
                 w.text.extend_from_within(start..end);
                 if !w.text.ends_with('/') {
