@@ -7,7 +7,8 @@
 //!   builds for the command, `warden_sandbox::shown`, at the same access: read-only and
 //!   read-write binds, covered files and folders, recreated links, scratch tmpfs, `/proc`,
 //!   `/dev`), beside bwrap with a minimal view (`/usr`, `/etc`, the workspace), and the bare
-//!   `/bin/true`.
+//!   `/bin/true`; and the same `warden run` in a workspace of about 22,000 entries, which each
+//!   run walks for the `**` denials, beside bwrap's minimal view of it.
 //! - `in-process`: inside a long-lived process, `warden_sandbox::run` of `/bin/true` with the
 //!   full-auto view (setup, spawn, wait) beside a bare `std::process::Command` spawn and wait:
 //!   as a long-lived warden runs it (a prepared view, from its second run on: see
@@ -81,6 +82,20 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     let peer = bwrap_cell(&mut minimal, budget);
     rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, minimal view".into(), rules: None, ours, peer, impls: Some(("warden", "bwrap")) });
     notes.push(format!("bwrap, same view: {}", describe(&bwrap)));
+    // A workspace the size of a real checkout with its build output: every run walks it to
+    // cover the `**` denials (`**/.env`, `**/*.pem`, ...); bwrap walks nothing.
+    let big = ws.with_file_name(format!("warden-bench-spawn-big-{}", std::process::id()));
+    let files = big_workspace(&big).map_err(setup)?;
+    let mut warden_big = Command::new(&warden);
+    warden_big.arg("run").arg("--policy").arg(&policy).arg("--workspace").arg(&big).arg("--").arg("/bin/true");
+    let ours_big = if warden.exists() && status_ok(&mut warden_big) {
+        cell(measure(budget, || status_ok(&mut warden_big)), "exit 0")
+    } else {
+        Cell::Missing(format!("{} missing or failing: cargo build --release -p warden", warden.display()))
+    };
+    let peer_big = bwrap_cell(&mut bwrap_command(&big), budget);
+    rows.push(Row { group: "process".into(), case: format!("the same in a {files}-entry workspace vs bwrap, minimal view"), rules: None, ours: ours_big, peer: peer_big, impls: Some(("warden", "bwrap")) });
+    let _ = std::fs::remove_dir_all(&big);
     let mut bare = Command::new("/bin/true");
     let bare_cell = cell(measure(budget, || status_ok(&mut bare)), "exit 0");
     rows.push(Row { group: "process".into(), case: "bare /bin/true".into(), rules: None, ours: bare_cell.clone(), peer: Cell::None, impls: Some(("bare", "-")) });
@@ -125,6 +140,23 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     rows.push(Row { group: "in-process".into(), case: "decide + confine + run /bin/true".into(), rules: None, ours: whole, peer: Cell::None, impls: None });
     let _ = std::fs::remove_dir_all(&ws);
     Ok(Report { bench: "spawn", ours: "warden", peer: "peer", notes, rows })
+}
+
+/// Fills `dir` with 2,000 folders of 10 files each (and a `.env` in one of them); returns the
+/// number of entries.
+fn big_workspace(dir: &Path) -> std::io::Result<usize> {
+    let _ = std::fs::remove_dir_all(dir);
+    let mut entries = 0;
+    for d in 0..2000 {
+        let sub = dir.join(format!("pkg{}/src{}", d / 40, d % 40));
+        std::fs::create_dir_all(&sub)?;
+        for f in 0..10 {
+            std::fs::write(sub.join(format!("m{f}.rs")), "")?;
+        }
+        entries += 11;
+    }
+    std::fs::write(dir.join("pkg7/src3/.env"), "SECRET=1")?;
+    Ok(entries + 50 + 1)
 }
 
 fn repo_root() -> Result<PathBuf, SpawnError> {
