@@ -68,13 +68,7 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
 
     // Whole processes.
     let warden = std::env::current_exe().map_err(setup)?.with_file_name("warden");
-    let mut warden_cmd = Command::new(&warden);
-    warden_cmd.arg("run").arg("--policy").arg(&policy).arg("--workspace").arg(&ws).arg("--").arg("/bin/true");
-    let ours = if warden.exists() && status_ok(&mut warden_cmd) {
-        cell(measure(budget, || status_ok(&mut warden_cmd)), "exit 0")
-    } else {
-        Cell::Missing(format!("{} missing or failing: cargo build --release -p warden", warden.display()))
-    };
+    let ours = warden_cell(&warden, &policy, &ws, budget);
     let mut bwrap = bwrap_same_view(&spec);
     let peer = bwrap_cell(&mut bwrap, budget);
     rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, same view".into(), rules: None, ours: ours.clone(), peer, impls: Some(("warden", "bwrap")) });
@@ -86,13 +80,7 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     // cover the `**` denials (`**/.env`, `**/*.pem`, ...); bwrap walks nothing.
     let big = ws.with_file_name(format!("warden-bench-spawn-big-{}", std::process::id()));
     let files = big_workspace(&big).map_err(setup)?;
-    let mut warden_big = Command::new(&warden);
-    warden_big.arg("run").arg("--policy").arg(&policy).arg("--workspace").arg(&big).arg("--").arg("/bin/true");
-    let ours_big = if warden.exists() && status_ok(&mut warden_big) {
-        cell(measure(budget, || status_ok(&mut warden_big)), "exit 0")
-    } else {
-        Cell::Missing(format!("{} missing or failing: cargo build --release -p warden", warden.display()))
-    };
+    let ours_big = warden_cell(&warden, &policy, &big, budget);
     let peer_big = bwrap_cell(&mut bwrap_command(&big), budget);
     rows.push(Row { group: "process".into(), case: format!("the same in a {files}-entry workspace vs bwrap, minimal view"), rules: None, ours: ours_big, peer: peer_big, impls: Some(("warden", "bwrap")) });
     let _ = std::fs::remove_dir_all(&big);
@@ -140,6 +128,17 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     rows.push(Row { group: "in-process".into(), case: "decide + confine + run /bin/true".into(), rules: None, ours: whole, peer: Cell::None, impls: None });
     let _ = std::fs::remove_dir_all(&ws);
     Ok(Report { bench: "spawn", ours: "warden", peer: "peer", notes, rows })
+}
+
+/// The whole `warden run --policy POLICY --workspace WS -- /bin/true` process.
+fn warden_cell(warden: &Path, policy: &Path, ws: &Path, budget: Duration) -> Cell {
+    let mut cmd = Command::new(warden);
+    cmd.arg("run").arg("--policy").arg(policy).arg("--workspace").arg(ws).arg("--").arg("/bin/true");
+    if warden.exists() && status_ok(&mut cmd) {
+        cell(measure(budget, || status_ok(&mut cmd)), "exit 0")
+    } else {
+        Cell::Missing(format!("{} missing or failing: cargo build --release -p warden", warden.display()))
+    }
 }
 
 /// Fills `dir` with 2,000 folders of 10 files each (and a `.env` in one of them); returns the
