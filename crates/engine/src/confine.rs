@@ -209,20 +209,25 @@ struct Walk {
 impl Walk {
     fn new(roots: &[PathBuf]) -> (Walk, bool) {
         let mut w = Walk::default();
-        // Folders to list, as ranges of `text` (the roots first, not entries themselves).
-        let mut queue: std::collections::VecDeque<(usize, usize)> = std::collections::VecDeque::new();
+        // Folders to list, as ranges of `text`, and whether each is a root (not an entry
+        // itself). A root is opened through symlinks, as the mount shows it; a folder found
+        // by the walk is not: if it became a symlink since it was listed, it is skipped.
+        let mut queue: std::collections::VecDeque<(usize, usize, bool)> = std::collections::VecDeque::new();
         for root in roots {
             if let Some(r) = root.to_str() {
                 let start = w.text.len();
                 w.text.push_str(r);
-                queue.push_back((start, w.text.len()));
+                queue.push_back((start, w.text.len(), true));
             }
         }
         // One getdents buffer for every folder: the names are copied into `text` at once.
         let mut buf: Vec<std::mem::MaybeUninit<u8>> = vec![std::mem::MaybeUninit::uninit(); 32 * 1024];
-        while let Some((start, end)) = queue.pop_front() {
+        while let Some((start, end, root)) = queue.pop_front() {
             let dir = w.text.get(start..end).unwrap_or_default();
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            if !root {
+                flags |= OFlags::NOFOLLOW;
+            }
             let Ok(fd) = rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()) else { continue };
             let mut entries = RawDir::new(&fd, &mut buf);
             while let Some(Ok(entry)) = entries.next() {
@@ -251,7 +256,7 @@ impl Walk {
                 w.spans.push((at, name_at, w.text.len()));
                 w.prev.push(w.last.insert(hash(name), i));
                 if dir {
-                    queue.push_back((at, w.text.len()));
+                    queue.push_back((at, w.text.len(), false));
                 }
             }
         }
@@ -519,6 +524,11 @@ mod tests {
         assert_eq!(walk.named(".env").len(), 1);
         assert!(walk.named("nothing").is_empty());
         assert!(!tree.cut);
+        // A root that is a symlink is walked where it leads (as its mount shows it).
+        let mut via_link = Tree::new(vec![dir.join("d/link")]);
+        let walk = via_link.walk();
+        let got: Vec<&str> = (0..walk.len()).map(|i| walk.path(i)).collect();
+        assert!(got.iter().any(|p| p.ends_with("d/link/b/.env")), "{got:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
