@@ -141,21 +141,24 @@ fn warden_cell(warden: &Path, policy: &Path, ws: &Path, budget: Duration) -> Cel
     }
 }
 
-/// Fills `dir` with 2,000 folders of 10 files each (and a `.env` in one of them); returns the
-/// number of entries.
+/// Fills `dir` with 50 folders of 40 folders of 10 files (and a `.env` in one of them);
+/// returns the number of entries.
 fn big_workspace(dir: &Path) -> std::io::Result<usize> {
+    const PKGS: usize = 50;
+    const SRCS: usize = 40;
+    const FILES: usize = 10;
     let _ = std::fs::remove_dir_all(dir);
-    let mut entries = 0;
-    for d in 0..2000 {
-        let sub = dir.join(format!("pkg{}/src{}", d / 40, d % 40));
-        std::fs::create_dir_all(&sub)?;
-        for f in 0..10 {
-            std::fs::write(sub.join(format!("m{f}.rs")), "")?;
+    for p in 0..PKGS {
+        for s in 0..SRCS {
+            let sub = dir.join(format!("pkg{p}/src{s}"));
+            std::fs::create_dir_all(&sub)?;
+            for f in 0..FILES {
+                std::fs::write(sub.join(format!("m{f}.rs")), "")?;
+            }
         }
-        entries += 11;
     }
     std::fs::write(dir.join("pkg7/src3/.env"), "SECRET=1")?;
-    Ok(entries + 50 + 1)
+    Ok(PKGS * (1 + SRCS * (1 + FILES)) + 1)
 }
 
 fn repo_root() -> Result<PathBuf, SpawnError> {

@@ -403,6 +403,19 @@ pub(crate) fn environment(grants: &Grants, env: &Environment) -> Vec<(OsString, 
 mod tests {
     use super::*;
 
+    /// A fresh folder `warden-confine-NAME-PID` in the temp dir with these folders and files.
+    fn plant(name: &str, dirs: &[&str], files: &[&str]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("warden-confine-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in dirs {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        for f in files {
+            std::fs::write(dir.join(f), "x").unwrap();
+        }
+        dir
+    }
+
     #[test]
     fn shapes() {
         assert_eq!(shape("/usr/**"), Shape::Tree("/usr".into()));
@@ -427,14 +440,11 @@ mod tests {
     /// Every `**` denial found through the cut is what a full scan of the walk finds.
     #[test]
     fn the_cut_finds_what_the_full_scan_finds() {
-        let dir = std::env::temp_dir().join(format!("warden-confine-cut-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for d in ["a/.ssh/keys", "a/b/.git/hooks", "c/.gnupg", "d"] {
-            std::fs::create_dir_all(dir.join(d)).unwrap();
-        }
-        for f in ["a/.ssh/keys/id_rsa", "a/b/.git/config", "a/b/.git/hooks/pre-commit", "a/server.pem", "d/.env", "d/.env.local", "d/.envrc", "d/pem", "d/x.pem.bak", "d/id_rsa.pub"] {
-            std::fs::write(dir.join(f), "x").unwrap();
-        }
+        let dir = plant(
+            "cut",
+            &["a/.ssh/keys", "a/b/.git/hooks", "c/.gnupg", "d"],
+            &["a/.ssh/keys/id_rsa", "a/b/.git/config", "a/b/.git/hooks/pre-commit", "a/server.pem", "d/.env", "d/.env.local", "d/.envrc", "d/pem", "d/x.pem.bak", "d/id_rsa.pub"],
+        );
         let patterns = ["/**/.ssh/**", "/**/.git/hooks/**", "/**/.git/config", "/**/*.pem", "/**/.env", "/**/.env.*", "/**/id_rsa*", "/**/.gnupg/**", "/**/*.p?m"];
         for pattern in patterns {
             let mut tree = Tree::new(vec![dir.clone()]);
@@ -490,14 +500,7 @@ mod tests {
     #[test]
     fn the_walk_lists_what_a_plain_walk_lists() {
         use std::os::unix::ffi::OsStrExt;
-        let dir = std::env::temp_dir().join(format!("warden-confine-walk-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for d in ["a/b/c", "a/.ssh", "d", "e/f"] {
-            std::fs::create_dir_all(dir.join(d)).unwrap();
-        }
-        for f in ["a/x", "a/b/.env", "a/b/c/y.pem", "a/.ssh/id_rsa", "d/z", "e/f/g"] {
-            std::fs::write(dir.join(f), "x").unwrap();
-        }
+        let dir = plant("walk", &["a/b/c", "a/.ssh", "d", "e/f"], &["a/x", "a/b/.env", "a/b/c/y.pem", "a/.ssh/id_rsa", "d/z", "e/f/g"]);
         std::os::unix::fs::symlink(dir.join("a"), dir.join("d/link")).unwrap();
         std::fs::create_dir_all(dir.join("a").join(std::ffi::OsStr::from_bytes(b"bad\xff/inner"))).unwrap();
         let roots = vec![dir.join("a"), dir.join("d/"), dir.join("e")];
