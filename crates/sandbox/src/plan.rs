@@ -8,8 +8,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CString, OsStr, OsString};
+use std::fs::Metadata;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::landlock::Masks;
@@ -60,6 +61,9 @@ pub(crate) struct Plan {
     /// Writable grants the parent clones as idmapped trees (root callers only), in the order
     /// the [`Step::Attach`] steps name them.
     pub trees: Vec<PathBuf>,
+    /// (device, inode) of the host paths planning looked at, as `lstat` found them: what the
+    /// prepared view's key names its binds by, without looking again.
+    pub ids: HashMap<PathBuf, (u64, u64)>,
 }
 
 const MS_RO_BIND: libc::c_ulong = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
@@ -118,16 +122,38 @@ fn staging_dir(paths: &[PathBuf]) -> Result<PathBuf, Error> {
 }
 
 /// Canonical forms of paths that may not exist (the longest existing prefix canonicalized,
-/// the rest appended), remembered for one plan: its paths share most of their folders.
+/// the rest appended), and what `lstat` found at each path looked at, remembered for one plan:
+/// its paths share most of their folders, and each later step asks about the same paths
+/// (which are links, which are folders, their identities).
 #[derive(Default)]
-struct Canon(HashMap<PathBuf, PathBuf>);
+struct Canon {
+    forms: HashMap<PathBuf, PathBuf>,
+    seen: HashMap<PathBuf, Option<Metadata>>,
+}
 
 impl Canon {
+    /// `lstat` of `p` (`None`: nothing there), once per plan.
+    fn lstat(&mut self, p: &Path) -> Option<&Metadata> {
+        if !self.seen.contains_key(p) {
+            self.seen.insert(p.to_path_buf(), std::fs::symlink_metadata(p).ok());
+        }
+        self.seen.get(p).and_then(Option::as_ref)
+    }
+
+    fn is_link(&mut self, p: &Path) -> bool {
+        self.lstat(p).is_some_and(|m| m.file_type().is_symlink())
+    }
+
+    /// The identities of the paths that were there.
+    fn ids(self) -> HashMap<PathBuf, (u64, u64)> {
+        self.seen.into_iter().filter_map(|(p, m)| m.map(|m| (p, (m.dev(), m.ino())))).collect()
+    }
+
     /// `p` canonical. A folder's canonical form is known before its entries': an entry that
     /// is not a symbolic link is then the folder's form plus its name (one `lstat`), a link
     /// is resolved whole.
     fn get(&mut self, p: &Path) -> PathBuf {
-        if let Some(c) = self.0.get(p) {
+        if let Some(c) = self.forms.get(p) {
             return c.clone();
         }
         if !p.is_absolute() {
@@ -140,16 +166,19 @@ impl Canon {
         let c = match (p.parent(), p.file_name()) {
             (Some(parent), Some(name)) => {
                 let joined = self.get(parent).join(name);
-                match joined.symlink_metadata() {
-                    Ok(m) if m.file_type().is_symlink() => joined.canonicalize().unwrap_or(joined),
-                    _ => joined,
-                }
+                if self.is_link(&joined) { joined.canonicalize().unwrap_or(joined) } else { joined }
             }
             _ => p.canonicalize().unwrap_or_else(|_| p.to_path_buf()),
         };
-        self.0.insert(p.to_path_buf(), c.clone());
+        self.forms.insert(p.to_path_buf(), c.clone());
         c
     }
+}
+
+/// The path of `map` nearest above `p` or `p` itself, with its value: one lookup per folder
+/// of `p` (paths compare by components, as `Path::starts_with` does), not a scan of the map.
+fn nearest<'m, V>(map: &'m BTreeMap<PathBuf, V>, p: &Path) -> Option<(&'m PathBuf, &'m V)> {
+    p.ancestors().find_map(|a| map.get_key_value(a))
 }
 
 /// The view after normalisation: canonical path -> access, redundant children dropped.
@@ -173,11 +202,11 @@ fn normalise(spec: &Spec, canon: &mut Canon) -> BTreeMap<PathBuf, Access> {
         }
     }
     // Drop a grant whose nearest granted ancestor already gives the same access, and every
-    // grant beneath a hidden path.
-    let keys: Vec<(PathBuf, Access)> = view.iter().map(|(k, v)| (k.clone(), *v)).collect();
-    for (p, a) in &keys {
-        let nearest = keys.iter().filter(|(q, _)| q != p && p.starts_with(q)).max_by_key(|(q, _)| q.as_os_str().len());
-        if let Some((_, up)) = nearest {
+    // grant beneath a hidden path (each decided on the view as it was before any drop).
+    let all = view.clone();
+    for (p, a) in &all {
+        let above = p.parent().and_then(|up| nearest(&all, up));
+        if let Some((_, up)) = above {
             // A guard (bound read-only over itself) beneath a read-only grant changes nothing:
             // children still see it as their nearest grant above, and are dropped as before.
             let redundant = up == a
@@ -189,7 +218,7 @@ fn normalise(spec: &Spec, canon: &mut Canon) -> BTreeMap<PathBuf, Access> {
             }
         }
         // A hidden or guarded path outside every shown one is already invisible.
-        let shown = nearest.is_some_and(|(_, up)| matches!(up, Access::Read | Access::Write));
+        let shown = above.is_some_and(|(_, up)| matches!(up, Access::Read | Access::Write));
         if matches!(a, Access::Hide | Access::Guard) && !shown {
             view.remove(p);
         }
@@ -201,8 +230,7 @@ fn normalise(spec: &Spec, canon: &mut Canon) -> BTreeMap<PathBuf, Access> {
 fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>, canon: &mut Canon) -> Option<PathBuf> {
     let first = spec.argv.first()?;
     let visible = |p: &Path| {
-        let best = view.iter().filter(|(q, _)| p.starts_with(q)).max_by_key(|(q, _)| q.as_os_str().len());
-        matches!(best, Some((_, Access::Read | Access::Write | Access::Guard)))
+        matches!(nearest(view, p), Some((_, Access::Read | Access::Write | Access::Guard)))
     };
     let executable = |p: &Path| {
         p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
@@ -250,7 +278,7 @@ impl Plan {
 
         b.dev()?;
         b.mkdir_p(Path::new("/proc"))?;
-        for (link, text) in symlinks(spec, &view) {
+        for (link, text) in symlinks(spec, &view, &mut canon) {
             if let Some(parent) = link.parent() {
                 b.mkdir_p(parent)?;
             }
@@ -273,7 +301,7 @@ impl Plan {
                     b.steps.push(Step::Tmpfs { dst: cpath(&inside)?, data: cstr(b"mode=1777")? });
                     rules.push(Rule { path: cpath(p)?, access: masks.write });
                 }
-                Target::Grant(access) => b.grant(p, *access, &inside, masks, &mut rules)?,
+                Target::Grant(access) => b.grant(&mut canon, p, *access, &inside, masks, &mut rules)?,
             }
         }
         let argv = spec.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<Vec<_>, _>>()?;
@@ -299,6 +327,7 @@ impl Plan {
             argv,
             env,
             trees: b.trees,
+            ids: canon.ids(),
         }))
     }
 }
@@ -316,15 +345,16 @@ pub struct Shown {
 /// What the view of `spec` shows. For diagnostics, and for building the same view with
 /// another tool (the spawn bench's bubblewrap peer).
 pub fn shown(spec: &Spec) -> Shown {
-    let view = normalise(spec, &mut Canon::default());
-    let links = symlinks(spec, &view).into_iter().collect();
+    let mut canon = Canon::default();
+    let view = normalise(spec, &mut canon);
+    let links = symlinks(spec, &view, &mut canon).into_iter().collect();
     Shown { paths: view.into_iter().collect(), links }
 }
 
 /// Symbolic links on the way to a granted path that live in the new root itself (not inside
 /// a bound directory), e.g. `/lib -> usr/lib`: recreated so that paths given in their usual
 /// form (the ELF interpreter `/lib64/ld-linux-x86-64.so.2`, `/bin/sh`) resolve.
-fn symlinks(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> BTreeMap<PathBuf, PathBuf> {
+fn symlinks(spec: &Spec, view: &BTreeMap<PathBuf, Access>, canon: &mut Canon) -> BTreeMap<PathBuf, PathBuf> {
     let mut links = BTreeMap::new();
     // Mounts share their first folders (`/etc`, `~`): each is read once.
     let mut read: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
@@ -332,10 +362,10 @@ fn symlinks(spec: &Spec, view: &BTreeMap<PathBuf, Access>) -> BTreeMap<PathBuf, 
         let mut p = PathBuf::from("/");
         for c in m.path.components().skip(1) {
             p.push(c);
-            if p.parent().is_some_and(|parent| view.keys().any(|q| parent.starts_with(q))) {
+            if p.parent().is_some_and(|parent| nearest(view, parent).is_some()) {
                 break;
             }
-            let link = read.entry(p.clone()).or_insert_with_key(|p| std::fs::read_link(p).ok());
+            let link = read.entry(p.clone()).or_insert_with_key(|p| canon.is_link(p).then(|| std::fs::read_link(p).ok()).flatten());
             if let Some(text) = link.clone() {
                 if !view.contains_key(&p) {
                     links.insert(p.clone(), text);
@@ -412,8 +442,8 @@ impl Builder {
         Ok(())
     }
 
-    fn grant(&mut self, p: &Path, access: Access, inside: &Path, masks: &Masks, rules: &mut Vec<Rule>) -> Result<(), Error> {
-        let Ok(meta) = std::fs::symlink_metadata(p) else { return Ok(()) };
+    fn grant(&mut self, canon: &mut Canon, p: &Path, access: Access, inside: &Path, masks: &Masks, rules: &mut Vec<Rule>) -> Result<(), Error> {
+        let Some(meta) = canon.lstat(p).cloned() else { return Ok(()) };
         let dst = cpath(inside)?;
         match access {
             Access::Read | Access::Write => {
@@ -526,6 +556,17 @@ mod tests {
         let v = normalise_(&spec(&[("/usr", Access::Read), ("/root/.ssh", Access::Hide), ("/usr/x", Access::Write)]));
         assert_eq!(v.len(), 2, "{v:?}");
         assert!(!v.contains_key(Path::new("/root/.ssh")));
+    }
+
+    #[test]
+    fn the_nearest_path_above_is_the_longest_a_scan_finds() {
+        let map: BTreeMap<PathBuf, usize> =
+            ["/", "/a", "/a/b", "/a/bc", "/a/b/c/d", "/x/y", "/ab"].iter().enumerate().map(|(i, p)| (PathBuf::from(p), i)).collect();
+        for probe in ["/", "/a", "/a/b", "/a/b/c", "/a/b/c/d/e", "/a/bcd", "/ab/c", "/x", "/x/y/z", "/a/./b/c", "/a//bc/d"] {
+            let p = Path::new(probe);
+            let scan = map.iter().filter(|(q, _)| p.starts_with(q)).max_by_key(|(q, _)| q.as_os_str().len());
+            assert_eq!(nearest(&map, p), scan, "{probe}");
+        }
     }
 
     #[test]

@@ -188,7 +188,7 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
             Step::Touch(f) => put(&[b"touch", f.as_bytes()]),
             Step::Symlink { target, link } => put(&[b"symlink", target.as_bytes(), link.as_bytes()]),
             Step::Bind { src, dst, remount } => {
-                let id = identity(src.as_bytes());
+                let id = identity(plan, src.as_bytes());
                 let flags = remount.map(|f| f.to_le_bytes().to_vec()).unwrap_or_default();
                 put(&[b"bind", src.as_bytes(), &id, dst.as_bytes(), &flags]);
             }
@@ -196,7 +196,7 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
             Step::Proc(dst) => put(&[b"proc", dst.as_bytes()]),
             Step::Attach { tree, dst } => {
                 let host = plan.trees.get(*tree).map(|t| t.as_os_str().as_bytes()).unwrap_or_default();
-                let id = identity(host);
+                let id = identity(plan, host);
                 put(&[b"attach", host, &id, dst.as_bytes()]);
             }
         }
@@ -204,10 +204,15 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
     Some(k)
 }
 
-/// (device, inode) of a host path as key bytes; empty for paths only the view has (the covers).
-fn identity(path: &[u8]) -> Vec<u8> {
-    let Ok(m) = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)) else { return Vec::new() };
-    [m.dev().to_le_bytes(), m.ino().to_le_bytes()].concat()
+/// (device, inode) of a host path as key bytes, as planning saw it (else looked up now);
+/// empty for paths only the view has (the covers and guards in the staging directory).
+fn identity(plan: &Plan, path: &[u8]) -> Vec<u8> {
+    if beneath(path, plan.staging.as_bytes()) {
+        return Vec::new();
+    }
+    let host = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
+    let id = plan.ids.get(host).copied().or_else(|| std::fs::symlink_metadata(host).ok().map(|m| (m.dev(), m.ino())));
+    id.map(|(dev, ino)| [dev.to_le_bytes(), ino.to_le_bytes()].concat()).unwrap_or_default()
 }
 
 /// The path inside the view of a staging path (`staging/root/x` -> `/x`).
@@ -380,6 +385,7 @@ mod tests {
             argv: Vec::new(),
             env: Vec::new(),
             trees: Vec::new(),
+            ids: std::collections::HashMap::new(),
         }
     }
 
