@@ -128,11 +128,12 @@ fn report(o: &Outcome, json: bool) -> Result<(), CliError> {
         eprintln!("warden: not run: {why}{rule}");
         return Ok(());
     }
-    let end = o.end();
-    eprintln!("warden: {}{tier}{rule}; {end} in {:.0} ms", d.verdict.as_str(), o.run.duration_ms);
+    // One write: stderr is unbuffered, and each piece of a format would be a system call.
+    let mut summary = format!("warden: {}{tier}{rule}; {} in {:.0} ms\n", d.verdict.as_str(), o.end(), o.run.duration_ms);
     for den in &o.run.denials {
-        eprintln!("warden: refused {} {} ({:?})", den.op, den.target, den.source);
+        summary.push_str(&format!("warden: refused {} {} ({:?})\n", den.op, den.target, den.source));
     }
+    eprint!("{summary}");
     Ok(())
 }
 
