@@ -125,13 +125,13 @@ impl Engine {
     /// # Errors
     /// When the sandbox cannot be built or the grants cannot be enforced: nothing ran.
     pub fn run(&self, explanation: &Explanation, job: Job<'_>, env: &Environment, opts: &RunOptions) -> Result<Outcome, RunError> {
-        self.run_gated(explanation, job, env, opts, &mut || Ok(()))
+        self.run_with(explanation, job, env, opts, None)
     }
 
     /// [`Engine::run`], calling `gate` before the command starts (see
     /// [`warden_sandbox::run_gated`]): the command runs only if it returns `Ok`, and the native
-    /// sandbox is built meanwhile. `gate` is called at most once, and not at all when nothing
-    /// was started (a denial, grants that cannot be enforced, a program that is not there).
+    /// sandbox is built meanwhile. `gate` is called at most once, and not at all when the engine
+    /// refuses before the sandbox (a denial, grants that cannot be enforced).
     ///
     /// # Errors
     /// As [`Engine::run`]; a refusing gate gives [`warden_sandbox::Error::Gate`].
@@ -141,7 +141,18 @@ impl Engine {
         job: Job<'_>,
         env: &Environment,
         opts: &RunOptions,
-        gate: &mut dyn FnMut() -> Result<(), String>,
+        gate: &mut (dyn FnMut() -> Result<(), String> + Send),
+    ) -> Result<Outcome, RunError> {
+        self.run_with(explanation, job, env, opts, Some(gate))
+    }
+
+    fn run_with(
+        &self,
+        explanation: &Explanation,
+        job: Job<'_>,
+        env: &Environment,
+        opts: &RunOptions,
+        gate: Option<&mut (dyn FnMut() -> Result<(), String> + Send)>,
     ) -> Result<Outcome, RunError> {
         let protected;
         let explanation = if opts.protect.is_empty() {
@@ -172,11 +183,16 @@ impl Engine {
                     "the WASI backend runs one tool of its image, not a shell string: pass the argv after `--`".into(),
                 ));
             };
-            gate().map_err(warden_sandbox::Error::Gate)?;
+            if let Some(gate) = gate {
+                gate().map_err(warden_sandbox::Error::Gate)?;
+            }
             crate::wasi::run(grants, std::path::Path::new(&self.context().workspace), std::path::Path::new(&self.context().cwd), env, argv, opts)?
         } else {
             let view = self.view(explanation, job, env, opts);
-            let mut run = warden_sandbox::run_gated(&view.spec, gate)?;
+            let mut run = match gate {
+                Some(gate) => warden_sandbox::run_gated(&view.spec, gate)?,
+                None => warden_sandbox::run(&view.spec)?,
+            };
             run.sandbox.notes.extend(view.notes);
             run
         };
