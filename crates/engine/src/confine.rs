@@ -110,6 +110,12 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     let mut tree = Tree::new(roots);
     for (patterns, access) in [(&grants.deny, Access::Hide), (&grants.deny_write, Access::Guard)] {
         for pattern in patterns {
+            // What a pattern beneath the sandbox's own folders matches is dropped below anyway:
+            // not looked for (listing the host's `/dev` for `/dev/sd*` costs more than the rest).
+            let (Shape::Exact(base) | Shape::Tree(base) | Shape::Last(base) | Shape::Deep(base)) = shape(pattern);
+            if is_own(&base) {
+                continue;
+            }
             for path in expand(pattern, &mut tree) {
                 if !is_own(&path) && is_scratch(&path).is_none() {
                     spec.mounts.push(Mount { path, access });
