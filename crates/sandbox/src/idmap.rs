@@ -78,9 +78,28 @@ pub(crate) fn write_tree(path: &Path) -> Result<OwnedFd, Error> {
     Ok(tree)
 }
 
+/// The user namespaces made so far, by the owner they map.
+static CACHE: Mutex<BTreeMap<(u32, u32), OwnedFd>> = Mutex::new(BTreeMap::new());
+
+/// Starts making, on a thread of its own, the user namespace that a run writing beneath `path`
+/// idmaps it with (root callers only; nothing for others, or when `path` is not there), so
+/// that it is ready when the run asks for it: a one-shot `warden run` makes it while it loads
+/// its policy. It grants nothing: the namespace only maps `path`'s owner to [`UID`]/[`GID`],
+/// and a run that never writes there never uses it.
+pub fn warm(path: &Path) {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let Ok(meta) = std::fs::metadata(path) else { return };
+    let (uid, gid) = (meta.uid(), meta.gid());
+    // Detached: a run that asks first makes the namespace itself, or waits on the cache's
+    // lock while this thread makes it; either way it is made once.
+    let _ = std::thread::Builder::new().name("warden-idmap".into()).spawn(move || userns(uid, gid).map(drop));
+}
+
 /// A user namespace mapping `uid`/`gid` to [`UID`]/[`GID`], made once per process and owner.
 fn userns(uid: u32, gid: u32) -> Result<RawFd, Error> {
-    static CACHE: Mutex<BTreeMap<(u32, u32), OwnedFd>> = Mutex::new(BTreeMap::new());
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(fd) = cache.get(&(uid, gid)) {
         return Ok(fd.as_raw_fd());
@@ -160,6 +179,43 @@ extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn a_namespace_warmed_ahead_is_the_one_a_run_idmaps_with() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return; // only root callers idmap
+        }
+        let dir = std::env::temp_dir().join(format!("warden-idmap-warm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // An owner of this test's own, so that the cache entry is this test's.
+        let (uid, gid) = (4242, 4243);
+        std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
+        warm(&dir);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let warmed = loop {
+            if let Some(fd) = CACHE.lock().unwrap().get(&(uid, gid)) {
+                break fd.as_raw_fd();
+            }
+            assert!(std::time::Instant::now() < deadline, "the namespace was not made ahead");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert_eq!(userns(uid, gid).unwrap(), warmed, "the run made a second namespace");
+        // And it maps the owner to the command's id: the tree shows the folder as UID's.
+        let tree = write_tree(&dir).unwrap();
+        let st = fstat(tree.as_raw_fd());
+        assert_eq!((st.st_uid, st.st_gid), (UID, GID));
+        drop(tree);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn fstat(fd: RawFd) -> libc::stat {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+        // SAFETY: fstat on a descriptor we hold, into a properly sized buffer.
+        assert_eq!(unsafe { libc::fstat(fd, st.as_mut_ptr()) }, 0);
+        // SAFETY: fstat returned 0, so it filled the buffer.
+        unsafe { st.assume_init() }
+    }
 
     #[test]
     fn holders_made_at_once_on_two_threads_never_wait_for_each_other() {

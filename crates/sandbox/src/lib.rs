@@ -32,6 +32,7 @@ mod spec;
 mod view;
 mod view_child;
 
+pub use idmap::warm;
 pub use landlock::abi as landlock_abi;
 pub use plan::{Shown, shown};
 pub use spawn::{run, run_gated};

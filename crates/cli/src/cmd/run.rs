@@ -69,8 +69,12 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         None => None,
     };
     let env = environment()?;
+    let context = context(&args.policy, &env)?;
+    // What the sandbox can make ahead (a root caller's idmap of the workspace) is made while
+    // the policy loads.
+    warden_engine::warm_sandbox(std::path::Path::new(&context.workspace));
     let layers = layers(&args.policy, &env)?;
-    let engine = Engine::new(&layers, context(&args.policy, &env)?).map_err(|d| policy_error(&d))?;
+    let engine = Engine::new(&layers, context).map_err(|d| policy_error(&d))?;
     let config = args.session.config(&env);
     let approver = approver(args, &env)?;
     let mut session = Session::new(engine, &layers, env, config, approver).map_err(session_error)?;
