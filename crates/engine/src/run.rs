@@ -125,13 +125,13 @@ impl Engine {
     /// # Errors
     /// When the sandbox cannot be built or the grants cannot be enforced: nothing ran.
     pub fn run(&self, explanation: &Explanation, job: Job<'_>, env: &Environment, opts: &RunOptions) -> Result<Outcome, RunError> {
-        self.run_with(explanation, job, env, opts, None)
+        self.run_gated(explanation, job, env, opts, &mut || Ok(()))
     }
 
     /// [`Engine::run`], calling `gate` before the command starts (see
     /// [`warden_sandbox::run_gated`]): the command runs only if it returns `Ok`, and the native
-    /// sandbox is built meanwhile. `gate` is called at most once, and not at all when the engine
-    /// refuses before the sandbox (a denial, grants that cannot be enforced).
+    /// sandbox is built meanwhile. `gate` is called at most once, and not at all when nothing
+    /// was started (a denial, grants that cannot be enforced, a program that is not there).
     ///
     /// # Errors
     /// As [`Engine::run`]; a refusing gate gives [`warden_sandbox::Error::Gate`].
@@ -141,18 +141,7 @@ impl Engine {
         job: Job<'_>,
         env: &Environment,
         opts: &RunOptions,
-        gate: &mut (dyn FnMut() -> Result<(), String> + Send),
-    ) -> Result<Outcome, RunError> {
-        self.run_with(explanation, job, env, opts, Some(gate))
-    }
-
-    fn run_with(
-        &self,
-        explanation: &Explanation,
-        job: Job<'_>,
-        env: &Environment,
-        opts: &RunOptions,
-        gate: Option<&mut (dyn FnMut() -> Result<(), String> + Send)>,
+        gate: &mut dyn FnMut() -> Result<(), String>,
     ) -> Result<Outcome, RunError> {
         let protected;
         let explanation = if opts.protect.is_empty() {
@@ -183,16 +172,11 @@ impl Engine {
                     "the WASI backend runs one tool of its image, not a shell string: pass the argv after `--`".into(),
                 ));
             };
-            if let Some(gate) = gate {
-                gate().map_err(warden_sandbox::Error::Gate)?;
-            }
+            gate().map_err(warden_sandbox::Error::Gate)?;
             crate::wasi::run(grants, std::path::Path::new(&self.context().workspace), std::path::Path::new(&self.context().cwd), env, argv, opts)?
         } else {
             let view = self.view(explanation, job, env, opts);
-            let mut run = match gate {
-                Some(gate) => warden_sandbox::run_gated(&view.spec, gate)?,
-                None => warden_sandbox::run(&view.spec)?,
-            };
+            let mut run = warden_sandbox::run_gated(&view.spec, gate)?;
             run.sandbox.notes.extend(view.notes);
             run
         };

@@ -47,34 +47,20 @@ fn null_stdin() -> Result<OwnedFd, Error> {
 
 /// Runs `spec` in the sandbox.
 pub fn run(spec: &Spec) -> Result<Run, Error> {
-    build_and_run(spec, &mut || Ok(()))
+    run_gated(spec, &mut || Ok(()))
 }
 
-/// Runs `spec` in the sandbox once `gate` has returned `Ok`. `gate` runs on a thread of its own
-/// from the start, while the sandbox is planned and built (the namespaces, the mounts,
-/// Landlock): the caller's work there (warden writes and syncs its decision record) overlaps
-/// the kernel's instead of coming before it or after the clone. The command's process waits,
-/// under its seccomp filters, just before `execve` until `gate` has returned. On `Err` the
-/// half-built sandbox is killed and [`Error::Gate`] returned; nothing of the command ran.
-/// `gate` is called exactly once, also when the run ends before a process was started (a
-/// program that is not there): it has returned before this does.
+/// Runs `spec` in the sandbox, calling `gate` while the sandbox is being built: the command
+/// starts only once `gate` returns `Ok`. On `Err` the half-built sandbox is killed and
+/// [`Error::Gate`] returned; nothing of the command ran. `gate` is called at most once, and not
+/// at all when the run ends before a process was started (a program that is not there).
+///
+/// The caller's work in `gate` (warden writes its durable decision record there) overlaps the
+/// kernel's (the namespaces, the mounts, Landlock) instead of coming before it.
 ///
 /// # Errors
-/// See [`Error`]; a thread that cannot be started gives [`Error::Io`] and nothing runs.
-pub fn run_gated(spec: &Spec, gate: &mut (dyn FnMut() -> Result<(), String> + Send)) -> Result<Run, Error> {
-    std::thread::scope(|s| {
-        let pending = std::thread::Builder::new().name("warden-gate".into()).spawn_scoped(s, gate).map_err(Error::Io)?;
-        let mut pending = Some(pending);
-        // A run that ends before it asks leaves the thread to the scope, which joins it.
-        build_and_run(spec, &mut || match pending.take() {
-            Some(h) => h.join().unwrap_or_else(|_| Err("the gate panicked".into())),
-            None => Err("the gate was asked twice".into()),
-        })
-    })
-}
-
-/// The run itself: `gate` is asked (once) just before the command may start.
-fn build_and_run(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> Result<Run, Error> {
+/// See [`Error`].
+pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> Result<Run, Error> {
     let started = Instant::now();
     let abi = landlock::abi();
     if abi < spec.min_landlock_abi.max(1) {
