@@ -66,13 +66,20 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     let x = engine.explain(None, query);
     let spec = engine.sandbox_spec(&x, Job::Argv(&argv), &env, &RunOptions::default());
 
-    // Whole processes.
-    let warden = std::env::current_exe().map_err(setup)?.with_file_name("warden");
+    // Whole processes. Both programs run from copies written just now: how long a program
+    // takes to start depends on how long its file has sat in the page cache (here a fresh
+    // copy of the same warden ran 0.3 ms faster than the build an hour older), and a fresh
+    // build of warden beside an installed bwrap would be compared in different states.
+    let bin = ws.with_file_name(format!("warden-bench-spawn-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&bin).map_err(setup)?;
+    let warden = fresh_copy(&std::env::current_exe().map_err(setup)?.with_file_name("warden"), &bin);
+    let bwrap_program = on_path("bwrap").map_or_else(|| PathBuf::from("bwrap"), |p| fresh_copy(&p, &bin));
+    notes.push(format!("warden and bwrap run from copies made at the start of the bench in {}", bin.display()));
     let ours = warden_cell(&warden, &policy, &ws, budget);
-    let mut bwrap = bwrap_same_view(&spec);
+    let mut bwrap = bwrap_same_view(&bwrap_program, &spec);
     let peer = bwrap_cell(&mut bwrap, budget);
     rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, same view".into(), rules: None, ours: ours.clone(), peer, impls: Some(("warden", "bwrap")) });
-    let mut minimal = bwrap_command(&ws);
+    let mut minimal = bwrap_command(&bwrap_program, &ws);
     let peer = bwrap_cell(&mut minimal, budget);
     rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, minimal view".into(), rules: None, ours, peer, impls: Some(("warden", "bwrap")) });
     notes.push(format!("bwrap, same view: {}", describe(&bwrap)));
@@ -81,9 +88,10 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     let big = ws.with_file_name(format!("warden-bench-spawn-big-{}", std::process::id()));
     let files = big_workspace(&big).map_err(setup)?;
     let ours_big = warden_cell(&warden, &policy, &big, budget);
-    let peer_big = bwrap_cell(&mut bwrap_command(&big), budget);
+    let peer_big = bwrap_cell(&mut bwrap_command(&bwrap_program, &big), budget);
     rows.push(Row { group: "process".into(), case: format!("the same in a {files}-entry workspace vs bwrap, minimal view"), rules: None, ours: ours_big, peer: peer_big, impls: Some(("warden", "bwrap")) });
     let _ = std::fs::remove_dir_all(&big);
+    let _ = std::fs::remove_dir_all(&bin);
     let mut bare = Command::new("/bin/true");
     let bare_cell = cell(measure(budget, || status_ok(&mut bare)), "exit 0");
     rows.push(Row { group: "process".into(), case: "bare /bin/true".into(), rules: None, ours: bare_cell.clone(), peer: Cell::None, impls: Some(("bare", "-")) });
@@ -161,6 +169,19 @@ fn big_workspace(dir: &Path) -> std::io::Result<usize> {
     Ok(PKGS * (1 + SRCS * (1 + FILES)) + 1)
 }
 
+/// `program` copied into `dir` (same name, same mode); the original when it cannot be copied.
+fn fresh_copy(program: &Path, dir: &Path) -> PathBuf {
+    let Some(name) = program.file_name() else { return program.to_path_buf() };
+    let copy = dir.join(name);
+    if std::fs::copy(program, &copy).is_ok() { copy } else { program.to_path_buf() }
+}
+
+/// `name` looked up in `PATH`, as `Command` would.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
 fn repo_root() -> Result<PathBuf, SpawnError> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     here.ancestors().nth(2).map(Path::to_path_buf).ok_or_else(|| setup("cannot find the repository root"))
@@ -190,9 +211,9 @@ fn describe(cmd: &Command) -> String {
 /// the same environment, working folder and namespaces (all, network too: the spec grants
 /// none). `/proc` and `/dev` are bwrap's own (a new `/proc`, a `/dev` of the safe nodes), as
 /// warden's are.
-fn bwrap_same_view(spec: &warden_sandbox::Spec) -> Command {
+fn bwrap_same_view(program: &Path, spec: &warden_sandbox::Spec) -> Command {
     use warden_sandbox::Access;
-    let mut c = Command::new("bwrap");
+    let mut c = Command::new(program);
     c.args(["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]);
     for (k, v) in &spec.env {
         c.arg("--setenv").arg(k).arg(v);
@@ -224,8 +245,8 @@ fn bwrap_same_view(spec: &warden_sandbox::Spec) -> Command {
 }
 
 /// A careful bubblewrap profile with a minimal view: `/usr`, `/etc` and the workspace.
-fn bwrap_command(ws: &Path) -> Command {
-    let mut c = Command::new("bwrap");
+fn bwrap_command(program: &Path, ws: &Path) -> Command {
+    let mut c = Command::new(program);
     c.args(["--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]);
     c.args(["--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]);
     for (link, target) in [("/bin", "usr/bin"), ("/sbin", "usr/sbin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64")] {
