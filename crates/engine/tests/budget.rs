@@ -5,8 +5,7 @@ use warden_engine::{Engine, Environment, Job, Query, RefuseAll, RunOptions, Sess
 use warden_policy::{Context, LayerKind, LayerSource, SourceFile};
 
 fn session(policy: &str, name: &str) -> (Session, std::path::PathBuf) {
-    let root = std::env::temp_dir().join(format!("warden-budget-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = warden_testdir::make("budget", name);
     std::fs::create_dir_all(root.join("ws")).unwrap();
     let layers = vec![LayerSource { kind: LayerKind::Cli, files: vec![SourceFile { name: "b.policy".into(), text: policy.into() }] }];
     let ws = root.join("ws").display().to_string();

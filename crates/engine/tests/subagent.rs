@@ -24,8 +24,7 @@ agent planner {
 "#;
 
 fn session(name: &str, agent: &str, parents: &[&str]) -> (Session, std::path::PathBuf) {
-    let root = std::env::temp_dir().join(format!("warden-sub-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = warden_testdir::make("sub", name);
     std::fs::create_dir_all(root.join("ws")).unwrap();
     let layers = vec![LayerSource { kind: LayerKind::Cli, files: vec![SourceFile { name: "s.policy".into(), text: POLICY.into() }] }];
     let ws = root.join("ws").display().to_string();

@@ -150,9 +150,7 @@ mod tests {
     use crate::paths::resolve;
 
     fn workspace(name: &str) -> (std::path::PathBuf, Dir) {
-        let ws = std::env::temp_dir().join(format!("warden-mcp-files-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&ws);
-        std::fs::create_dir_all(&ws).unwrap();
+        let ws = warden_testdir::make("mcp-files", name);
         let dir = Dir::open_ambient_dir(&ws, cap_std::ambient_authority()).unwrap();
         (ws, dir)
     }

@@ -115,8 +115,7 @@ mod tests {
 
     #[test]
     fn a_file_that_changes_size_changes_the_print() {
-        let dir = std::env::temp_dir().join(format!("warden-mcp-reload-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = warden_testdir::make("mcp", "reload");
         let f = dir.join("p.policy");
         std::fs::write(&f, "a").unwrap();
         let before = print(std::slice::from_ref(&f));

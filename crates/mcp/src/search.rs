@@ -85,8 +85,7 @@ mod tests {
 
     #[test]
     fn respects_gitignore_and_the_policy_filter() {
-        let ws = std::env::temp_dir().join(format!("warden-mcp-search-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&ws);
+        let ws = warden_testdir::make("mcp", "search");
         std::fs::create_dir_all(ws.join("src")).unwrap();
         std::fs::write(ws.join(".gitignore"), "target/\n").unwrap();
         std::fs::create_dir_all(ws.join("target")).unwrap();

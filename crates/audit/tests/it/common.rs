@@ -4,14 +4,9 @@
 use std::path::PathBuf;
 use warden_audit::{DecidedBy, DecisionRec, DenialRec, Entry, Input, Kind, OutcomeRec, RuleRef};
 
-/// A fresh empty folder for one test.
+/// A fresh empty folder for one test, removed when the test ends.
 pub fn tempdir(name: &str) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("warden-audit-{name}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    warden_testdir::make("audit", name)
 }
 
 /// A small deterministic generator (splitmix64).

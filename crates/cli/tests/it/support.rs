@@ -20,14 +20,9 @@ pub fn warden(cwd: &Path, home: &Path) -> Command {
     cmd
 }
 
-/// A fresh empty folder for one test (unique per call: tests run in parallel).
+/// A fresh empty folder for one test, removed when the test ends.
 pub fn tempdir(name: &str) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("warden-cli-{name}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    warden_testdir::make("cli", name)
 }
 
 /// stdout as text.
