@@ -186,8 +186,7 @@ mod tests {
         if unsafe { libc::geteuid() } != 0 {
             return; // only root callers idmap
         }
-        let dir = std::env::temp_dir().join(format!("warden-idmap-warm-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = warden_testdir::make("idmap", "warm");
         // An owner of this test's own, so that the cache entry is this test's.
         let (uid, gid) = (4242, 4243);
         std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
@@ -205,8 +204,6 @@ mod tests {
         let tree = write_tree(&dir).unwrap();
         let st = fstat(tree.as_raw_fd());
         assert_eq!((st.st_uid, st.st_gid), (UID, GID));
-        drop(tree);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn fstat(fd: RawFd) -> libc::stat {
