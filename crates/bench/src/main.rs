@@ -10,6 +10,7 @@ mod mcp;
 mod policy;
 mod spawn;
 mod stats;
+mod usage;
 mod wasi;
 
 use std::process::ExitCode;

@@ -8,7 +8,9 @@
 //!   read-write binds, covered files and folders, recreated links, scratch tmpfs, `/proc`,
 //!   `/dev`), beside bwrap with a minimal view (`/usr`, `/etc`, the workspace), and the bare
 //!   `/bin/true`; and the same `warden run` in a workspace of about 22,000 entries, which each
-//!   run walks for the `**` denials, beside bwrap's minimal view of it.
+//!   run walks for the `**` denials, beside bwrap's minimal view of it. The notes give what
+//!   each of the first three costs per run besides wall time: CPU and minor page faults
+//!   (`usage.rs`).
 //! - `in-process`: inside a long-lived process, `warden_sandbox::run` of `/bin/true` with the
 //!   full-auto view (setup, spawn, wait) beside a bare `std::process::Command` spawn and wait:
 //!   as a long-lived warden runs it (a prepared view, from its second run on: see
@@ -24,6 +26,7 @@ use warden_policy::Context;
 
 use crate::Options;
 use crate::stats::{Cell, Report, Row, Summary, measure};
+use crate::usage::{Cost, measure_costed};
 
 /// Why the spawn bench could not run.
 #[derive(Debug, thiserror::Error)]
@@ -75,20 +78,25 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     let warden = fresh_copy(&std::env::current_exe().map_err(setup)?.with_file_name("warden"), &bin);
     let bwrap_program = on_path("bwrap").map_or_else(|| PathBuf::from("bwrap"), |p| fresh_copy(&p, &bin));
     notes.push(format!("warden and bwrap run from copies made at the start of the bench in {}", bin.display()));
-    let ours = warden_cell(&warden, &policy, &ws, budget);
+    let (ours, ours_cost) = warden_cell(&warden, &policy, &ws, budget);
     let mut bwrap = bwrap_same_view(&bwrap_program, &spec);
-    let peer = bwrap_cell(&mut bwrap, budget);
+    let (peer, same_cost) = bwrap_cell(&mut bwrap, budget);
     rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, same view".into(), rules: None, ours: ours.clone(), peer, impls: Some(("warden", "bwrap")) });
     let mut minimal = bwrap_command(&bwrap_program, &ws);
-    let peer = bwrap_cell(&mut minimal, budget);
+    let (peer, minimal_cost) = bwrap_cell(&mut minimal, budget);
     rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, minimal view".into(), rules: None, ours, peer, impls: Some(("warden", "bwrap")) });
     notes.push(format!("bwrap, same view: {}", describe(&bwrap)));
+    for (who, cost) in [("warden run", ours_cost), ("bwrap, same view", same_cost), ("bwrap, minimal view", minimal_cost)] {
+        if let Some(cost) = cost {
+            notes.push(format!("{who}: {cost} (the process and what it waited for; /proc/self/stat, 10 ms ticks)"));
+        }
+    }
     // A workspace the size of a real checkout with its build output: every run walks it to
     // cover the `**` denials (`**/.env`, `**/*.pem`, ...); bwrap walks nothing.
     let big = ws.with_file_name(format!("warden-bench-spawn-big-{}", std::process::id()));
     let files = big_workspace(&big).map_err(setup)?;
-    let ours_big = warden_cell(&warden, &policy, &big, budget);
-    let peer_big = bwrap_cell(&mut bwrap_command(&bwrap_program, &big), budget);
+    let (ours_big, _) = warden_cell(&warden, &policy, &big, budget);
+    let (peer_big, _) = bwrap_cell(&mut bwrap_command(&bwrap_program, &big), budget);
     rows.push(Row { group: "process".into(), case: format!("the same in a {files}-entry workspace vs bwrap, minimal view"), rules: None, ours: ours_big, peer: peer_big, impls: Some(("warden", "bwrap")) });
     let _ = std::fs::remove_dir_all(&big);
     let _ = std::fs::remove_dir_all(&bin);
@@ -139,13 +147,14 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
 }
 
 /// The whole `warden run --policy POLICY --workspace WS -- /bin/true` process.
-fn warden_cell(warden: &Path, policy: &Path, ws: &Path, budget: Duration) -> Cell {
+fn warden_cell(warden: &Path, policy: &Path, ws: &Path, budget: Duration) -> (Cell, Option<Cost>) {
     let mut cmd = Command::new(warden);
     cmd.arg("run").arg("--policy").arg(policy).arg("--workspace").arg(ws).arg("--").arg("/bin/true");
     if warden.exists() && status_ok(&mut cmd) {
-        cell(measure(budget, || status_ok(&mut cmd)), "exit 0")
+        let (summary, cost) = measure_costed(budget, &mut cmd, status_ok);
+        (cell(summary, "exit 0"), cost)
     } else {
-        Cell::Missing(format!("{} missing or failing: cargo build --release -p warden", warden.display()))
+        (Cell::Missing(format!("{} missing or failing: cargo build --release -p warden", warden.display())), None)
     }
 }
 
@@ -187,11 +196,12 @@ fn repo_root() -> Result<PathBuf, SpawnError> {
     here.ancestors().nth(2).map(Path::to_path_buf).ok_or_else(|| setup("cannot find the repository root"))
 }
 
-fn bwrap_cell(cmd: &mut Command, budget: Duration) -> Cell {
+fn bwrap_cell(cmd: &mut Command, budget: Duration) -> (Cell, Option<Cost>) {
     if status_ok(cmd) {
-        cell(measure(budget, || status_ok(cmd)), "exit 0")
+        let (summary, cost) = measure_costed(budget, cmd, status_ok);
+        (cell(summary, "exit 0"), cost)
     } else {
-        Cell::Missing("bwrap not installed or failing (apt-get install bubblewrap)".into())
+        (Cell::Missing("bwrap not installed or failing (apt-get install bubblewrap)".into()), None)
     }
 }
 
