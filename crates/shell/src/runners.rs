@@ -1,8 +1,10 @@
-//! Project tools that run any command given after a subcommand: `uv run CMD`, `poetry run CMD`,
-//! `bundle exec CMD`, `conda run -n ENV CMD`, ... The tool is a command of its own (its rules
-//! apply) and so is the command it runs. Options between the subcommand and the command are
-//! known only in their common forms; any other option leaves the command unknown (opaque),
-//! since it may take the next word as its value.
+//! Project and version-manager tools that run any command they are given: `uv run CMD`,
+//! `poetry run CMD`, `bundle exec CMD`, `conda run -n ENV CMD`, `npm exec -- CMD`, `npx CMD`,
+//! `pyenv exec CMD`, `mise exec TOOL@VERSION -- CMD`, `direnv exec DIR CMD`, ... The tool is a
+//! command of its own (its rules apply) and so is the command it runs. Options before the
+//! command are known only in their common forms; any other option leaves the command unknown
+//! (opaque), since it may take the next word as its value or hold a command string
+//! (`npm exec -c 'rm -rf .'`).
 
 use crate::model::Word;
 
@@ -23,42 +25,84 @@ const FLAGS: [&str; 10] = [
     "--live-stream", "--no-capture-output",
 ];
 
-/// The subcommand that runs a command, for the tools that have one.
-fn subcommand(program: &str) -> Option<&'static str> {
+/// How a runner is given its command.
+struct Form {
+    /// The subcommands that run a command (`run`); empty: the command follows the options
+    /// directly (`npx CMD`).
+    subs: &'static [&'static str],
+    /// Operands between the subcommand and the command (`direnv exec DIR CMD`).
+    operands: usize,
+    /// The command comes only after `--` (`mise exec node@20 -- node x.js`: the words before
+    /// it name tools); without one there is no command to find.
+    after_dashdash: bool,
+}
+
+const fn form(subs: &'static [&'static str]) -> Form {
+    Form { subs, operands: 0, after_dashdash: false }
+}
+
+/// The form of a runner, for the tools that are runners.
+fn form_of(program: &str) -> Option<Form> {
     Some(match program {
-        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" => "run",
-        "conda" | "mamba" | "micromamba" => "run",
-        "bundle" => "exec",
+        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "pixi" => form(&["run"]),
+        "conda" | "mamba" | "micromamba" => form(&["run"]),
+        "bundle" => form(&["exec"]),
+        "npm" | "pnpm" | "yarn" => form(&["exec"]),
+        "bun" => form(&["x"]),
+        "npx" | "pnpx" | "bunx" => form(&[]),
+        "pyenv" | "rbenv" | "nodenv" | "goenv" | "jenv" | "plenv" | "asdf" => form(&["exec"]),
+        "mise" | "rtx" => Form { after_dashdash: true, ..form(&["exec", "x"]) },
+        "direnv" => Form { operands: 1, ..form(&["exec"]) },
         _ => return None,
     })
 }
 
-/// Whether `argv` is `PROGRAM SUBCOMMAND ...` of a runner, and where its command starts.
+/// Whether `argv` is a runner's invocation, and where its command starts.
 pub(crate) fn runner(program: &str, argv: &[Word]) -> Runner {
-    let Some(sub) = subcommand(program) else { return Runner::No };
-    match argv.get(1) {
-        Some(w) if w.known && w.text == sub => {}
-        _ => return Runner::No,
+    let Some(form) = form_of(program) else { return Runner::No };
+    let mut i = 1;
+    if !form.subs.is_empty() {
+        match argv.get(1) {
+            Some(w) if w.known && form.subs.contains(&w.text.as_str()) => i = 2,
+            _ => return Runner::No,
+        }
     }
-    // conda and its kin name the environment: `-n ENV`, `--name ENV`, `-p DIR`, `--prefix DIR`.
+    if form.after_dashdash {
+        return match argv.iter().skip(i).position(|w| !w.known || w.text == "--") {
+            Some(k) => match argv.get(i + k) {
+                Some(w) if w.known => Runner::At(i + k + 1),
+                Some(w) => Runner::Unknown(w.text.clone()),
+                None => Runner::At(argv.len()),
+            },
+            None => Runner::At(argv.len()),
+        };
+    }
+    // conda and its kin name the environment: `-n ENV`, `--name ENV`, `-p DIR`, `--prefix DIR`;
+    // npx and `npm exec` the package: `-p PKG`, `--package PKG`.
     let conda = matches!(program, "conda" | "mamba" | "micromamba");
-    let mut i = 2;
+    let npm = form.subs.is_empty() || matches!(program, "npm" | "pnpm" | "yarn" | "bun");
+    let mut operands = form.operands;
     while let Some(w) = argv.get(i) {
         let t = w.text.as_str();
         if !w.known {
             return Runner::Unknown(t.to_owned());
         }
-        if t == "--" {
+        if t == "--" && operands == 0 {
             return Runner::At(i + 1);
         }
         if !t.starts_with('-') || t == "-" {
+            if operands > 0 {
+                operands -= 1;
+                i += 1;
+                continue;
+            }
             return Runner::At(i);
         }
-        if FLAGS.contains(&t) {
+        if FLAGS.contains(&t) || (npm && matches!(t, "-y" | "--yes" | "--no")) {
             i += 1;
-        } else if conda && matches!(t, "-n" | "--name" | "-p" | "--prefix") {
+        } else if (conda && matches!(t, "-n" | "--name" | "-p" | "--prefix")) || (npm && matches!(t, "-p" | "--package")) {
             i += 2;
-        } else if conda && (t.starts_with("--name=") || t.starts_with("--prefix=")) {
+        } else if (conda && (t.starts_with("--name=") || t.starts_with("--prefix="))) || (npm && t.starts_with("--package=")) {
             i += 1;
         } else {
             return Runner::Unknown(t.to_owned());
@@ -85,7 +129,35 @@ mod tests {
     }
 
     #[test]
+    fn package_and_version_managers_run_the_command_they_are_given() {
+        assert_eq!(runner("npm", &argv("npm exec -- rm -rf .")), Runner::At(3));
+        assert_eq!(runner("npm", &argv("npm exec --package=rimraf -y rimraf .")), Runner::At(4));
+        assert_eq!(runner("pnpm", &argv("pnpm exec rm -rf .")), Runner::At(2));
+        assert_eq!(runner("npx", &argv("npx -y -p cowsay cowsay hi")), Runner::At(4));
+        assert_eq!(runner("npx", &argv("npx jest --watch")), Runner::At(1));
+        assert_eq!(runner("bun", &argv("bun x vitest")), Runner::At(2));
+        assert_eq!(runner("pyenv", &argv("pyenv exec python x.py")), Runner::At(2));
+        assert_eq!(runner("pixi", &argv("pixi run pytest")), Runner::At(2));
+        assert_eq!(runner("direnv", &argv("direnv exec . rm -rf .")), Runner::At(3));
+        assert_eq!(runner("direnv", &argv("direnv exec /srv/app -- make")), Runner::At(4));
+        // mise: the words before `--` name tools, the command follows it.
+        assert_eq!(runner("mise", &argv("mise exec node@20 python@3.12 -- rm -rf .")), Runner::At(5));
+        assert_eq!(runner("mise", &argv("mise x -- make")), Runner::At(3));
+        assert_eq!(runner("mise", &argv("mise exec node@20")), Runner::At(3));
+        assert_eq!(runner("mise", &argv("mise exec $TOOLS -- rm")), Runner::Unknown("$TOOLS".into()));
+    }
+
+    #[test]
+    fn a_command_string_option_leaves_the_command_unknown() {
+        assert_eq!(runner("npm", &argv("npm exec -c 'rm -rf .'")), Runner::Unknown("-c".into()));
+        assert_eq!(runner("npx", &argv("npx --call 'rm -rf .'")), Runner::Unknown("--call".into()));
+    }
+
+    #[test]
     fn other_subcommands_and_programs_are_not_runners() {
+        assert_eq!(runner("npm", &argv("npm install")), Runner::No);
+        assert_eq!(runner("mise", &argv("mise use node@20")), Runner::No);
+        assert_eq!(runner("direnv", &argv("direnv allow .")), Runner::No);
         assert_eq!(runner("uv", &argv("uv sync --locked")), Runner::No);
         assert_eq!(runner("bundle", &argv("bundle install")), Runner::No);
         assert_eq!(runner("cargo", &argv("cargo run -- x")), Runner::No);

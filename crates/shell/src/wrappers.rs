@@ -199,6 +199,86 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
         "ltrace" => Spec {
             ..spec("aADeFlnopsuwx", "bcCfhiLrStTV")
         },
+        // Tools that run a command in a changed setting (moreutils, test and debug harnesses,
+        // proxies, NUMA and cgroup placement): the command runs as written.
+        "chronic" => spec("", "evE"),
+        "ifne" => spec("", "n"),
+        "eatmydata" | "catchsegv" => spec("", ""),
+        "nocache" => spec("n", ""),
+        "faketime" => Spec {
+            long_val: &["date-prog"],
+            long_flag: &["exclude-monotonic", "disable-shm"],
+            operands: 1,
+            ..spec("p", "mf")
+        },
+        "fakeroot" => Spec {
+            long_val: &["lib", "faked", "fd-base"],
+            long_flag: &["unknown-is-real"],
+            ..spec("lsib", "uhv")
+        },
+        "xvfb-run" => Spec {
+            long_val: &["server-num", "server-args", "auth-file", "error-file", "wait", "xauth-protocol"],
+            long_flag: &["auto-servernum", "auto-display", "listen-tcp"],
+            ..spec("nsfewp", "adl")
+        },
+        "proxychains" | "proxychains4" => spec("f", "q"),
+        "torsocks" => Spec {
+            long_val: &["user", "pass", "address", "port"],
+            long_flag: &["isolate", "debug", "quiet"],
+            ..spec("upaP", "idq")
+        },
+        "dbus-run-session" => Spec {
+            long_val: &["config-file", "dbus-daemon"],
+            ..spec("", "")
+        },
+        "cgexec" => Spec {
+            long_flag: &["sticky"],
+            ..spec("g", "")
+        },
+        "numactl" => Spec {
+            long_val: &["interleave", "cpunodebind", "physcpubind", "membind", "preferred", "preferred-many", "weighted-interleave"],
+            long_flag: &["all", "localalloc", "balancing"],
+            ..spec("iNCmpPw", "alb")
+        },
+        "valgrind" => Spec {
+            long_val: &[
+                "tool",
+                "leak-check",
+                "show-leak-kinds",
+                "errors-for-leak-kinds",
+                "show-reachable",
+                "track-origins",
+                "track-fds",
+                "log-file",
+                "log-fd",
+                "xml",
+                "xml-file",
+                "error-exitcode",
+                "suppressions",
+                "gen-suppressions",
+                "num-callers",
+                "trace-children",
+                "trace-children-skip",
+                "child-silent-after-fork",
+                "vgdb",
+                "vgdb-error",
+                "max-stackframe",
+                "main-stacksize",
+                "read-var-info",
+                "time-stamp",
+                "smc-check",
+                "undef-value-errors",
+                "keep-debuginfo",
+                "fair-sched",
+                "demangle",
+                "callgrind-out-file",
+                "massif-out-file",
+                "cache-sim",
+                "branch-sim",
+            ],
+            long_flag: &["quiet", "verbose"],
+            ..spec("", "qv")
+        },
         _ => return None,
     };
     Some(s)
@@ -367,6 +447,20 @@ mod tests {
         let p = parse(&sudo, &words("sudo -uroot rm")).unwrap();
         assert_eq!(p.start, 2);
         assert!(parse(&sudo, &words("sudo --frobnicate rm")).is_err());
+    }
+
+    #[test]
+    fn harnesses_and_proxies_wrap_the_command_they_are_given() {
+        let at = |program: &str, line: &str| parse(&spec_of(program).unwrap(), &words(line)).map(|p| p.start);
+        assert_eq!(at("chronic", "chronic -e rm -rf ."), Ok(2));
+        assert_eq!(at("valgrind", "valgrind --leak-check=full --trace-children=yes -q ./a.out x"), Ok(4));
+        assert_eq!(at("faketime", "faketime -f @2020-01-01 rm x"), Ok(3));
+        assert_eq!(at("xvfb-run", "xvfb-run -a --server-args=-ac npm test"), Ok(3));
+        assert_eq!(at("xvfb-run", "xvfb-run -s -ac npm test"), Ok(3));
+        assert_eq!(at("numactl", "numactl --interleave=all -C 0-3 make"), Ok(4));
+        assert_eq!(at("proxychains4", "proxychains4 -q -f p.conf curl x"), Ok(4));
+        // An option it does not know is reported, not guessed.
+        assert!(at("valgrind", "valgrind --frobnicate=1 ./a.out").is_err());
     }
 
     #[test]
