@@ -233,6 +233,13 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
             return Peeled::Done;
         }
+        crate::runners::Runner::Shell(s) => {
+            // The tool runs, and so does the shell string it is given.
+            emit(ctx, raw, via);
+            let label = format!("{program} -c");
+            string_or_dynamic(ctx, s.known, &s.text, &label, raw, via);
+            return Peeled::Done;
+        }
         crate::runners::Runner::At(start) => {
             // The tool runs (its own rules apply), and so does the command it is given.
             emit(ctx, raw, via);

@@ -3,8 +3,8 @@
 //! `pyenv exec CMD`, `mise exec TOOL@VERSION -- CMD`, `direnv exec DIR CMD`, ... The tool is a
 //! command of its own (its rules apply) and so is the command it runs. Options before the
 //! command are known only in their common forms; any other option leaves the command unknown
-//! (opaque), since it may take the next word as its value or hold a command string
-//! (`npm exec -c 'rm -rf .'`).
+//! (opaque), since it may take the next word as its value. A command string given to a
+//! runner (`npm exec -c 'rm -rf .'`, `nix-shell --run STRING`) is analysed as a shell string.
 
 use crate::model::Word;
 
@@ -17,6 +17,9 @@ pub(crate) enum Runner {
     At(usize),
     /// An option this module does not know (or a word that cannot be known statically).
     Unknown(String),
+    /// The runner is given a shell string to run (`npm exec -c STRING`, `nix-shell --run
+    /// STRING`).
+    Shell(Word),
 }
 
 /// Options without a value that every runner here accepts before the command.
@@ -59,6 +62,9 @@ fn form_of(program: &str) -> Option<Form> {
 
 /// Whether `argv` is a runner's invocation, and where its command starts.
 pub(crate) fn runner(program: &str, argv: &[Word]) -> Runner {
+    if let Some(r) = nix(program, argv) {
+        return r;
+    }
     let Some(form) = form_of(program) else { return Runner::No };
     let mut i = 1;
     if !form.subs.is_empty() {
@@ -98,6 +104,12 @@ pub(crate) fn runner(program: &str, argv: &[Word]) -> Runner {
             }
             return Runner::At(i);
         }
+        if npm && matches!(t, "-c" | "--call") {
+            return argv.get(i + 1).map_or(Runner::At(argv.len()), |w| Runner::Shell(w.clone()));
+        }
+        if let Some(text) = t.strip_prefix("--call=").filter(|_| npm) {
+            return Runner::Shell(Word { text: text.to_owned(), known: true });
+        }
         if FLAGS.contains(&t) || (npm && matches!(t, "-y" | "--yes" | "--no")) {
             i += 1;
         } else if (conda && matches!(t, "-n" | "--name" | "-p" | "--prefix")) || (npm && matches!(t, "-p" | "--package")) {
@@ -109,6 +121,32 @@ pub(crate) fn runner(program: &str, argv: &[Word]) -> Runner {
         }
     }
     Runner::At(argv.len())
+}
+
+/// `nix-shell ... --run STRING` (or `--command STRING`) runs a shell string; `nix develop ...
+/// -c CMD ARGS` and `nix shell ... -c CMD ARGS` run a command. Without those options they start
+/// an interactive shell and run nothing given here (`None`: not a runner). A word that cannot
+/// be known before the option might be the option itself: the command is then unknown.
+fn nix(program: &str, argv: &[Word]) -> Option<Runner> {
+    let (from, options): (usize, &[&str]) = match program {
+        "nix-shell" => (1, &["--run", "--command"]),
+        "nix" if argv.get(1).is_some_and(|w| w.known && matches!(w.text.as_str(), "develop" | "shell")) => (2, &["-c", "--command"]),
+        "nix" => return Some(Runner::No),
+        _ => return None,
+    };
+    for (k, w) in argv.iter().enumerate().skip(from) {
+        if !w.known {
+            return Some(Runner::Unknown(w.text.clone()));
+        }
+        if options.contains(&w.text.as_str()) {
+            return Some(if program == "nix-shell" {
+                argv.get(k + 1).map_or(Runner::At(argv.len()), |s| Runner::Shell(s.clone()))
+            } else {
+                Runner::At(k + 1)
+            });
+        }
+    }
+    Some(Runner::No)
 }
 
 #[cfg(test)]
@@ -148,9 +186,17 @@ mod tests {
     }
 
     #[test]
-    fn a_command_string_option_leaves_the_command_unknown() {
-        assert_eq!(runner("npm", &argv("npm exec -c 'rm -rf .'")), Runner::Unknown("-c".into()));
-        assert_eq!(runner("npx", &argv("npx --call 'rm -rf .'")), Runner::Unknown("--call".into()));
+    fn a_command_string_is_handed_over_as_a_string() {
+        let shell = |text: &str| Runner::Shell(Word { text: text.to_owned(), known: true });
+        assert_eq!(runner("npm", &argv("npm exec -c rm")), shell("rm"));
+        assert_eq!(runner("npx", &argv("npx --call=make")), shell("make"));
+        assert_eq!(runner("nix-shell", &argv("nix-shell -p jq --run make")), shell("make"));
+        assert_eq!(runner("nix-shell", &argv("nix-shell shell.nix")), Runner::No);
+        assert_eq!(runner("nix-shell", &argv("nix-shell $ARGS make")), Runner::Unknown("$ARGS".into()));
+        assert_eq!(runner("nix", &argv("nix develop .#ci -c cargo test")), Runner::At(4));
+        assert_eq!(runner("nix", &argv("nix shell nixpkgs#jq --command jq .")), Runner::At(4));
+        assert_eq!(runner("nix", &argv("nix develop")), Runner::No);
+        assert_eq!(runner("nix", &argv("nix build .#x")), Runner::No);
     }
 
     #[test]
