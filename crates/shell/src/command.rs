@@ -102,8 +102,34 @@ fn is_risky(name: &str) -> bool {
         || (name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER"))
 }
 
+/// Risky variables whose value is a command line that a program runs through a shell
+/// (`GIT_SSH_COMMAND="ssh -i k"`, `PAGER="less -R"`, `LESSOPEN="|lesspipe %s"`).
+const COMMAND_VARIABLES: &[&str] = &[
+    "PROMPT_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "SSH_ASKPASS",
+    "PAGER",
+    "MANPAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "EDITOR",
+    "VISUAL",
+    "BROWSER",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+];
+
 /// An assignment to a risky variable (see [`is_risky`]) is opaque (`unsupported`): what runs
-/// next is no longer what the words say.
+/// next is no longer what the words say. A command-valued one ([`COMMAND_VARIABLES`]) is also
+/// analysed as the shell string it will run, so that what it is known to run is decided too
+/// (`GIT_SSH_COMMAND="rm -rf ." git fetch` is a deletion, not only an unknown).
 pub(crate) fn check_assignments(
     ctx: &mut Ctx<'_>,
     assignments: &[(String, Word)],
@@ -113,6 +139,13 @@ pub(crate) fn check_assignments(
         if is_risky(name) {
             let text = format!("{name}={}", value.text);
             ctx.opaque(OpaqueReason::Unsupported, &text, span.clone());
+            if value.known && COMMAND_VARIABLES.contains(&name.as_str()) {
+                // LESSOPEN and LESSCLOSE mark a pipe with leading bars (`|lesspipe %s`).
+                let command = value.text.trim_start_matches('|');
+                if !command.trim().is_empty() {
+                    ctx.nested(command, Some(name), span.clone());
+                }
+            }
         }
     }
 }
