@@ -39,7 +39,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, raw: RawCommand) {
 /// the loader (`LD_PRELOAD`), the shell (`BASH_ENV`, `IFS`), git's configuration, pager, editor
 /// and ssh hooks (`GIT_EXTERNAL_DIFF=x git diff`), interpreters' start-up code
 /// (`NODE_OPTIONS`, `PYTHONSTARTUP`), and `HOME`, which points git and shells at another
-/// configuration.
+/// configuration. The command-valued ones are [`COMMAND_VARIABLES`].
 const RISKY_VARIABLES: &[&str] = &[
     "PATH",
     "HOME",
@@ -50,28 +50,11 @@ const RISKY_VARIABLES: &[&str] = &[
     "IFS",
     "SHELLOPTS",
     "BASHOPTS",
-    "PROMPT_COMMAND",
     "BASH_LOADABLES_PATH",
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_EXEC_PATH",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_ASKPASS",
-    "GIT_PROXY_COMMAND",
     "GIT_TEMPLATE_DIR",
-    "SSH_ASKPASS",
-    "PAGER",
-    "MANPAGER",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "EDITOR",
-    "VISUAL",
-    "BROWSER",
     "PYTHONPATH",
     "PYTHONHOME",
     "PYTHONSTARTUP",
@@ -86,8 +69,6 @@ const RISKY_VARIABLES: &[&str] = &[
     "_JAVA_OPTIONS",
     "JDK_JAVA_OPTIONS",
     "DOTNET_STARTUP_HOOKS",
-    "RUSTC_WRAPPER",
-    "RUSTC_WORKSPACE_WRAPPER",
     "GCONV_PATH",
 ];
 
@@ -98,11 +79,13 @@ const RISKY_PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG"];
 /// Whether assigning `name` can change what runs.
 fn is_risky(name: &str) -> bool {
     RISKY_VARIABLES.contains(&name)
+        || COMMAND_VARIABLES.contains(&name)
         || RISKY_PREFIXES.iter().any(|p| name.starts_with(p))
         || (name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER"))
 }
 
-/// Risky variables whose value is a command line that a program runs through a shell
+/// Risky variables (see [`RISKY_VARIABLES`]) whose value is a command line that a program runs
+/// through a shell
 /// (`GIT_SSH_COMMAND="ssh -i k"`, `PAGER="less -R"`, `LESSOPEN="|lesspipe %s"`).
 const COMMAND_VARIABLES: &[&str] = &[
     "PROMPT_COMMAND",
