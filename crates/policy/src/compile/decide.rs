@@ -344,6 +344,47 @@ impl<'p> Decider<'p> {
             };
             self.path_word(&word, true, Check::Argument, cwds, cmd);
         }
+        self.trees(cmd, cwds);
+    }
+
+    /// A folder read whole (`grep -r x ~`, `tar czf h.tgz /home`) reads the denied paths with a
+    /// fixed folder beneath it: each is judged as a read (see `recursive.rs`).
+    fn trees(&mut self, cmd: &SimpleCommand, cwds: &Cwds) {
+        let Some((dirs, cwd_itself)) = super::recursive::trees(cmd) else { return };
+        // (the fixed folder, the pattern written out): the pattern itself is judged, so that
+        // `/etc/ssh/ssh_host_*` stands for the keys, not for the folder that holds them.
+        let mut bases: Vec<(String, String)> = Vec::new();
+        for layer in self.judge.layers.iter() {
+            layer.fs_restrict.for_each_entry(|p, e| {
+                if entry_applies(e, Check::Read)
+                    && let Some(b) = super::recursive::base(p, &self.anchors)
+                {
+                    let shown = p.expand(&self.anchors);
+                    if !bases.iter().any(|(_, s)| *s == shown) {
+                        bases.push((b, shown));
+                    }
+                }
+            });
+        }
+        if bases.is_empty() {
+            return;
+        }
+        let mut folders: Vec<String> = Vec::new();
+        for dir in dirs {
+            let relative = !(dir.starts_with('/') || dir.starts_with('~'));
+            if relative && cwds.unknown {
+                continue; // judged opaque as an argument already
+            }
+            folders.extend(cwds.iter().map(|cwd| resolve(dir, cwd, &self.anchors.home)));
+        }
+        if cwd_itself && !cwds.unknown {
+            folders.extend(cwds.iter().map(str::to_string));
+        }
+        let inside: Vec<String> =
+            bases.into_iter().filter(|(b, _)| folders.iter().any(|f| super::recursive::within(b, f))).map(|(_, shown)| shown).collect();
+        for pattern in inside {
+            self.path_word(&pattern, true, Check::Read, cwds, cmd);
+        }
     }
 
     /// Checks a glob or parameter argument by overlap with ask/deny `fs` patterns (against every

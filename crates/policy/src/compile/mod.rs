@@ -29,6 +29,7 @@ mod grants;
 mod judge;
 mod model;
 mod paths;
+mod recursive;
 mod sets;
 mod validate;
 
