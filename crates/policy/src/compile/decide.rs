@@ -222,6 +222,10 @@ impl<'p> Decider<'p> {
             };
             let abs = resolve(p, &self.anchors.cwd, &self.anchors.home);
             self.path(&abs, check, None);
+            if name == "search" {
+                // A search reads the whole folder (an agent's Grep and Glob tools).
+                self.read_beneath(std::slice::from_ref(&abs), None);
+            }
         }
     }
 
@@ -348,27 +352,9 @@ impl<'p> Decider<'p> {
     }
 
     /// A folder read whole (`grep -r x ~`, `tar czf h.tgz /home`) reads the denied paths with a
-    /// fixed folder beneath it: each is judged as a read (see `recursive.rs`).
+    /// fixed folder beneath it (see `recursive.rs`).
     fn trees(&mut self, cmd: &SimpleCommand, cwds: &Cwds) {
         let Some((dirs, cwd_itself)) = super::recursive::trees(cmd) else { return };
-        // (the fixed folder, the pattern written out): the pattern itself is judged, so that
-        // `/etc/ssh/ssh_host_*` stands for the keys, not for the folder that holds them.
-        let mut bases: Vec<(String, String)> = Vec::new();
-        for layer in self.judge.layers.iter() {
-            layer.fs_restrict.for_each_entry(|p, e| {
-                if entry_applies(e, Check::Read)
-                    && let Some(b) = super::recursive::base(p, &self.anchors)
-                {
-                    let shown = p.expand(&self.anchors);
-                    if !bases.iter().any(|(_, s)| *s == shown) {
-                        bases.push((b, shown));
-                    }
-                }
-            });
-        }
-        if bases.is_empty() {
-            return;
-        }
         let mut folders: Vec<String> = Vec::new();
         for dir in dirs {
             let relative = !(dir.starts_with('/') || dir.starts_with('~'));
@@ -380,10 +366,32 @@ impl<'p> Decider<'p> {
         if cwd_itself && !cwds.unknown {
             folders.extend(cwds.iter().map(str::to_string));
         }
-        let inside: Vec<String> =
-            bases.into_iter().filter(|(b, _)| folders.iter().any(|f| super::recursive::within(b, f))).map(|(_, shown)| shown).collect();
+        self.read_beneath(&folders, Some(cmd.span.clone()));
+    }
+
+    /// Judges, as reads, the ask and deny `fs read` patterns whose fixed folder is one of
+    /// `folders` or lies beneath one. The pattern itself is judged, so that
+    /// `/etc/ssh/ssh_host_*` stands for the keys, not for the folder that holds them.
+    fn read_beneath(&mut self, folders: &[String], span: Option<std::ops::Range<usize>>) {
+        if folders.is_empty() {
+            return;
+        }
+        let mut inside: Vec<String> = Vec::new();
+        for layer in self.judge.layers.iter() {
+            layer.fs_restrict.for_each_entry(|p, e| {
+                if entry_applies(e, Check::Read)
+                    && let Some(b) = super::recursive::base(p, &self.anchors)
+                    && folders.iter().any(|f| super::recursive::within(&b, f))
+                {
+                    let shown = p.expand(&self.anchors);
+                    if !inside.contains(&shown) {
+                        inside.push(shown);
+                    }
+                }
+            });
+        }
         for pattern in inside {
-            self.path_word(&pattern, true, Check::Read, cwds, cmd);
+            self.path(&pattern, Check::Read, span.clone());
         }
     }
 
