@@ -43,7 +43,10 @@ pub(crate) fn trees(cmd: &SimpleCommand) -> Option<(Vec<&str>, bool)> {
     // A search's first positional word is the pattern, unless one was given by option.
     let pattern_given = short("ef") || long(&["--regexp", "--file"]);
     let searched = positional.iter().copied().skip(usize::from(!pattern_given)).collect::<Vec<&str>>();
-    let search = Some((searched.clone(), searched.is_empty()));
+    // A word that cannot be known may be the folder (`grep -r KEY $dir`): then the working
+    // directory is not assumed (the word is judged opaque as an argument).
+    let unknown = cmd.argv.iter().skip(1).any(|w| !w.known);
+    let search = Some((searched.clone(), searched.is_empty() && !unknown));
     match cmd.program.as_str() {
         "grep" | "egrep" | "fgrep" | "zgrep" | "ugrep"
             if short("rR") || long(&["--recursive", "--dereference-recursive"]) || args.contains(&"--directories=recurse") =>
@@ -119,6 +122,7 @@ mod tests {
         assert_eq!(of("grep -rn AKIA ~"), Some((vec!["~".into()], false)));
         assert_eq!(of("grep -R -e AKIA /etc /srv"), Some((vec!["/etc".into(), "/srv".into()], false)));
         assert_eq!(of("grep -r TODO"), Some((vec![], true)));
+        assert_eq!(of("grep -r API_KEY $W"), Some((vec![], false)));
         assert_eq!(of("rg password"), Some((vec![], true)));
         assert_eq!(of("rg -i secret /"), Some((vec!["/".into()], false)));
         assert_eq!(of("cp -a ~ /tmp/home"), Some((vec!["~".into(), "/tmp/home".into()], false)));
