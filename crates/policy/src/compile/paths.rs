@@ -311,7 +311,7 @@ impl<'c> Anchors<'c> {
         Anchors { workspace, home, cwd }
     }
 
-    fn root(&self, root: Root) -> &str {
+    pub(crate) fn root(&self, root: Root) -> &str {
         match root {
             Root::Absolute => "/",
             Root::Workspace => &self.workspace,

@@ -75,11 +75,7 @@ fn creates(args: &[&str]) -> bool {
 /// The fixed folder a pattern's matches lie beneath (`~/.ssh/**` -> `/home/u/.ssh`,
 /// `/etc/ssh/ssh_host_*` -> `/etc/ssh`); `None` for a pattern that matches anywhere.
 pub(crate) fn base(p: &PathPattern, anchors: &Anchors<'_>) -> Option<String> {
-    let mut out = match p.root {
-        Root::Absolute => String::new(),
-        Root::Workspace => anchors.workspace.trim_end_matches('/').to_string(),
-        Root::Home => anchors.home.trim_end_matches('/').to_string(),
-    };
+    let mut out = anchors.root(p.root).trim_end_matches('/').to_string();
     let mut literal = 0;
     for seg in p.segs.iter() {
         match seg {
