@@ -3,28 +3,38 @@
 //!
 //! What a preopen cannot do is hide one file inside a folder it hands over, so a denied path
 //! that exists inside a granted folder refuses the run (fail closed) rather than expose it.
+//!
+//! The runtime itself runs in the helper process `warden-wasi`, installed beside `warden`
+//! (see `warden_wasi::Client`): this process never links it.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use warden_feedback::Run;
 use warden_policy::{Backend, Grants, Network};
-use warden_wasi::{Preopen, Runner, Spec};
+use warden_wasi::{Call, Client, Limits, Preopen};
 
 use crate::confine::{self, Shape};
 use crate::{Environment, RunError};
 
-/// One runner per process: its engine, module cache and pool are shared by every call.
-fn runner(env: &Environment) -> Result<&'static Runner, RunError> {
-    static RUNNER: OnceLock<Result<Runner, String>> = OnceLock::new();
-    RUNNER
-        .get_or_init(|| {
-            let cache = env.cache_home.join("warden").join("wasi");
-            std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-            Runner::new(&cache).map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| RunError::Unenforceable(format!("the WASI runtime cannot start: {e}")))
+/// One helper per process, shared by every call (its compiled images stay loaded).
+fn client(env: &Environment) -> &'static Client {
+    static CLIENT: OnceLock<Client> = OnceLock::new();
+    CLIENT.get_or_init(|| Client::new(&helper_program(), &env.cache_home.join("warden").join("wasi")))
+}
+
+/// `warden-wasi` beside the running executable; beside its folder when that is cargo's
+/// `deps` (a test binary of this workspace).
+fn helper_program() -> PathBuf {
+    const NAME: &str = "warden-wasi";
+    let Some(dir) = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) else {
+        return PathBuf::from(NAME);
+    };
+    let beside = dir.join(NAME);
+    match dir.parent() {
+        Some(up) if !beside.is_file() && dir.file_name().is_some_and(|n| n == "deps") => up.join(NAME),
+        _ => beside,
+    }
 }
 
 /// The image the grants (or the caller) name; `toolbox` by default.
@@ -40,14 +50,11 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
     if grants.network != Network::None {
         return Err(RunError::Unenforceable("the WASI backend has no network; the policy grants one".into()));
     }
-    let image = warden_wasi::image(image_name(grants)).map_err(|e| RunError::Unenforceable(e.to_string()))?;
+    let image = image_name(grants);
+    let manifest = warden_wasi::manifest(image).map_err(|e| RunError::Unenforceable(e.to_string()))?;
     let tool = argv.first().map(String::as_str).unwrap_or_default();
-    if !image.manifest().tools.iter().any(|t| t == tool) {
-        return Err(RunError::Unenforceable(format!(
-            "`{tool}` is not a tool of the `{}` image (it has: {})",
-            image.name(),
-            image.manifest().tools.join(", ")
-        )));
+    if !manifest.tools.iter().any(|t| t == tool) {
+        return Err(RunError::Unenforceable(format!("`{tool}` is not a tool of the `{image}` image (it has: {})", manifest.tools.join(", "))));
     }
     let mut preopens: Vec<Preopen> = Vec::new();
     for (patterns, writable) in [(&grants.read, false), (&grants.write, true)] {
@@ -89,18 +96,23 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
         }
     }
     let limits = confine::limits(&grants.limits, opts.timeout);
-    let mut spec = Spec::new(image, argv.iter().cloned());
-    spec.preopens = preopens;
-    spec.cwd = cwd.to_string_lossy().into_owned();
-    spec.env = confine::environment(grants, env)
-        .iter()
-        .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v.to_str()?.to_string())))
-        .collect();
-    spec.stdin = opts.stdin.clone();
-    spec.limits.timeout = limits.timeout;
-    spec.limits.output_bytes = limits.output_bytes;
-    if let Some(m) = grants.limits.memory {
-        spec.limits.memory_bytes = m;
-    }
-    runner(env)?.run(&spec).map_err(|e| RunError::Unenforceable(e.to_string()))
+    let defaults = Limits::default();
+    let call = Call {
+        image: image.to_string(),
+        argv: argv.to_vec(),
+        preopens,
+        cwd: cwd.to_string_lossy().into_owned(),
+        env: confine::environment(grants, env)
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v.to_str()?.to_string())))
+            .collect(),
+        stdin: opts.stdin.clone(),
+        limits: Limits {
+            timeout: limits.timeout,
+            output_bytes: limits.output_bytes,
+            memory_bytes: grants.limits.memory.unwrap_or(defaults.memory_bytes),
+            ..defaults
+        },
+    };
+    client(env).run(&call).map_err(|e| RunError::Unenforceable(e.to_string()))
 }

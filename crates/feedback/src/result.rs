@@ -1,9 +1,9 @@
 //! The result fields shared by every backend (names pinned in ARCHITECTURE.md).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One captured output stream.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stream {
     /// The kept text (lossy UTF-8). When truncated: the head, a marker line, then the tail.
     pub text: String,
@@ -14,7 +14,7 @@ pub struct Stream {
 }
 
 /// A source location named in the output: relative to the workspace, of a file that exists.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SourcePath {
     /// The path, relative to the workspace, with `/` separators.
     pub path: String,
@@ -25,7 +25,7 @@ pub struct SourcePath {
 }
 
 /// Which layer of the sandbox refused an operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DenialSource {
     /// Landlock refused the access.
@@ -43,7 +43,7 @@ pub enum DenialSource {
 }
 
 /// Something the sandbox refused the command.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Denial {
     /// The operation: `fs.read`, `fs.write`, `fs.exec`, `net.connect`, `net.bind`,
     /// `proc.signal`, `proc.ptrace`, `syscall`, `limit.processes`, `limit.memory`, ...
@@ -55,7 +55,7 @@ pub struct Denial {
 }
 
 /// The sandbox actually built for the run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxInfo {
     /// `native` or `wasi`.
     pub backend: String,
@@ -66,15 +66,15 @@ pub struct SandboxInfo {
     /// The namespaces the command ran in (`user`, `mnt`, `pid`, `net`, `ipc`, `uts`, `cgroup`).
     pub namespaces: Vec<String>,
     /// The uid the command ran as, seen from the host.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<u32>,
     /// Free-form notes on what was weakened or could not be applied.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 
 /// The outcome of one run, as a backend reports it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     /// The exit code, when the command exited.
     pub exit_code: Option<i32>,

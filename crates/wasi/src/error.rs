@@ -88,6 +88,13 @@ pub enum Error {
         /// wasmtime's message.
         reason: String,
     },
+    /// The helper process that runs images (`warden-wasi`) is missing, could not start,
+    /// exited, broke the protocol or did not answer in time.
+    #[error("the WASI helper: {0}")]
+    Helper(String),
+    /// The helper refused the run or could not start it: its own error, as text.
+    #[error("{0}")]
+    Relayed(String),
 }
 
 impl Error {
@@ -107,6 +114,8 @@ impl Error {
             Error::Engine(_) => "wasi::engine",
             Error::Compile { .. } => "wasi::compile",
             Error::Instantiate { .. } => "wasi::instantiate",
+            Error::Helper(_) => "wasi::helper",
+            Error::Relayed(_) => "wasi::relayed",
         }
     }
 }

@@ -187,5 +187,18 @@ pub fn image(name: &str) -> Result<Image, Error> {
     }
 }
 
+/// A built-in image's manifest, read without loading (or hashing) the image: what a caller
+/// that only checks tool names needs.
+///
+/// # Errors
+/// As [`image`]: the name is unknown or the image was not built.
+pub fn manifest(name: &str) -> Result<Manifest, Error> {
+    match name {
+        "toolbox" if TOOLBOX_STATUS != "ok" => Err(Error::ImageNotBuilt { name: name.to_string(), reason: TOOLBOX_STATUS.to_string() }),
+        "toolbox" => Manifest::from_json("built-in toolbox manifest", TOOLBOX_MANIFEST),
+        other => Err(Error::UnknownImage(other.to_string())),
+    }
+}
+
 /// The names [`image`] knows.
 pub const BUILT_IN: &[&str] = &["toolbox"];

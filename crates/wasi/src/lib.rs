@@ -8,6 +8,9 @@
 //! native backend (`sandbox.backend == "wasi"`). The `toolbox` image ([`image`]) is built from
 //! `sandbox-images/toolbox` by this crate's build script.
 //!
+//! A caller that should not link the runtime (the `warden` binary) runs [`Call`]s through a
+//! [`Client`] of the helper process `warden-wasi` ([`serve`]), which holds the [`Runner`].
+//!
 //! What it does not: it knows nothing of the policy language (the engine turns grants into a
 //! [`Spec`]); it offers no network (a spec asking for it is refused); it runs no native code.
 //!
@@ -24,13 +27,17 @@
 
 mod cache;
 mod capture;
+mod client;
 mod error;
+mod helper;
 mod image;
 mod runner;
 mod spec;
 
 pub use cache::Fetched;
 pub use error::Error;
-pub use image::{BUILT_IN, DefaultGrants, Image, Manifest, image};
+pub use client::{Client, GRACE};
+pub use helper::serve;
+pub use image::{BUILT_IN, DefaultGrants, Image, Manifest, image, manifest};
 pub use runner::{MAX_MEMORY, POOL_SLOTS, Runner, TICK};
-pub use spec::{Limits, Preopen, Spec};
+pub use spec::{Call, Limits, Preopen, Spec};

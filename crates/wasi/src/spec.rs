@@ -3,10 +3,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::Image;
 
 /// One directory handed to the guest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Preopen {
     /// The host directory.
     pub host: PathBuf,
@@ -17,7 +19,7 @@ pub struct Preopen {
 }
 
 /// Resource limits of one run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Wall time before the run is interrupted (epoch deadline; resolution [`crate::TICK`]).
     pub timeout: Duration,
@@ -70,5 +72,45 @@ impl Spec {
             limits: Limits::default(),
             network: false,
         }
+    }
+}
+
+/// One run named by its image rather than holding it: what a caller without the runtime
+/// (the `warden` process) sends the helper process that runs images (see [`crate::Client`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Call {
+    /// The image's name (see [`crate::image`]).
+    pub image: String,
+    /// `argv[0]` is the tool (`grep`), then its arguments.
+    pub argv: Vec<String>,
+    /// The only directories the guest can see.
+    pub preopens: Vec<Preopen>,
+    /// The guest's working directory (absolute guest path).
+    pub cwd: String,
+    /// The guest's whole environment (already filtered by the caller's allowlist).
+    pub env: Vec<(String, String)>,
+    /// The guest's stdin.
+    pub stdin: Vec<u8>,
+    /// Limits.
+    pub limits: Limits,
+}
+
+impl Call {
+    /// The [`Spec`] of this call, with its image loaded.
+    ///
+    /// # Errors
+    /// The image is unknown or not built ([`crate::image`]).
+    pub fn spec(self) -> Result<Spec, crate::Error> {
+        let image = crate::image(&self.image)?;
+        Ok(Spec {
+            image,
+            argv: self.argv,
+            preopens: self.preopens,
+            cwd: self.cwd,
+            env: self.env,
+            stdin: self.stdin,
+            limits: self.limits,
+            network: false,
+        })
     }
 }

@@ -92,6 +92,63 @@ fn wasi_refuses_shell_strings_and_unknown_tools() {
 }
 
 #[test]
+fn the_wasi_helper_answers_each_request_and_ends_with_its_input() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let ws = tempdir("run-wasi-helper");
+    std::fs::write(ws.join("f.txt"), "one\ntwo\n").unwrap();
+    let helper = env!("CARGO_BIN_EXE_warden-wasi");
+    let usage = Command::new(helper).output().unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("usage: warden-wasi --cache DIR"));
+
+    let mut child = Command::new(helper)
+        .arg("--cache")
+        .arg(ws.join("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut answers = BufReader::new(child.stdout.take().unwrap());
+    let ws_s = ws.display().to_string();
+    let call = |id: u32, tool: &str| {
+        serde_json::json!({"id": id, "call": {"image": "toolbox", "argv": [tool, "f.txt"],
+            "preopens": [{"host": ws_s, "guest": ws_s, "writable": false}], "cwd": ws_s, "env": [], "stdin": [],
+            "limits": {"timeout": {"secs": 20, "nanos": 0}, "memory_bytes": 268435456, "fuel": null, "output_bytes": 65536}}})
+    };
+    writeln!(input, "{}\n{}", call(7, "cat"), call(8, "python3")).unwrap();
+    let mut got = std::collections::BTreeMap::new();
+    for _ in 0..2 {
+        let mut line = String::new();
+        answers.read_line(&mut line).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        got.insert(v["id"].as_u64().unwrap(), v["result"].clone());
+    }
+    assert_eq!(got[&7]["Ok"]["stdout"]["text"], "one\ntwo\n", "{got:?}");
+    assert!(got[&8]["Err"].as_str().unwrap().contains("python3"), "{got:?}");
+    // End of its input ends it.
+    drop(input);
+    assert!(child.wait().unwrap().success());
+
+    // A line that is not a request ends it with an error.
+    let out = Command::new(helper)
+        .arg("--cache")
+        .arg(ws.join("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(b"{\"id\": \"x\"}\n")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not parse"));
+}
+
+#[test]
 fn the_policy_can_select_the_wasi_backend() {
     let ws = tempdir("run-wasi-policy");
     let home = tempdir("run-home");

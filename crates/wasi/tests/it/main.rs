@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod boundaries;
+mod client;
 mod limits;
 mod shape;
 mod tools;
