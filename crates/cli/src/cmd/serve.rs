@@ -34,6 +34,19 @@ pub struct Args {
     token_file: Option<PathBuf>,
 }
 
+/// Becomes the server: `exec`s `warden-serve` (installed beside `warden`) with the arguments
+/// that followed `serve`, which clap has already checked. Returns only when that fails.
+pub fn become_server() -> Result<ExitCode, CliError> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().map_err(|e| CliError::Usage { message: format!("cannot find the running executable: {e}") })?;
+    let program = exe.with_file_name("warden-serve");
+    let args = std::env::args_os().skip(1).skip_while(|a| a != "serve").skip(1);
+    let e = std::process::Command::new(&program).args(args).exec();
+    Err(CliError::Usage {
+        message: format!("cannot start `{}` (it is built and installed beside `warden`): {e}", program.display()),
+    })
+}
+
 /// Serves until the client hangs up (stdio) or the process is stopped (HTTP).
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     if !args.mcp {
