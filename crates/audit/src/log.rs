@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// Security invariants: a record is on disk (written with one `write`, then `fdatasync`)
 /// before [`Log::append`] returns; the chain continues from the last whole record in the
 /// file, re-read under the lock (another process may have appended); a torn last line left
-/// by a crash is cut off, and the next record's `note` says so; the head checkpoint is
+/// by a crash is cut off by the next append (never by opening alone), whose `note` says so; the head checkpoint is
 /// written only after the log's sync, so it is never ahead of the durable log; a log that ends
 /// before its checkpoint is refused rather than continued (which would hide the cut).
 #[derive(Debug)]
@@ -71,7 +71,9 @@ impl Log {
         }
         let owner = meta.uid();
         let mut log = Log { path: path.to_owned(), head_path: head_path(path), file, tail: None, torn_dropped: 0, owner };
-        log.locked(|log| log.sync_tail().map(|_| ()))?;
+        // Checked now; a torn tail is cut by the first append, which notes it (a process that
+        // opens the log and ends without appending leaves it for the next writer to note).
+        log.locked(|log| log.read_tail(false).map(|_| ()))?;
         Ok(log)
     }
 
@@ -186,6 +188,11 @@ impl Log {
     /// The last whole record's seq and hash, from the cache if the file has not grown since,
     /// else read from the file's tail. Cuts off a torn tail. Called under the lock.
     fn sync_tail(&mut self) -> Result<Tail, AuditError> {
+        self.read_tail(true)
+    }
+
+    /// [`Log::sync_tail`]; a torn tail is cut only when `cut` (else left, and not cached).
+    fn read_tail(&mut self, cut: bool) -> Result<Tail, AuditError> {
         let len = self.file.metadata().map_err(|e| AuditError::io("stat", &self.path, e))?.len();
         if let Some(tail) = self.tail.as_ref().filter(|t| t.end == len) {
             return Ok(tail.clone());
@@ -197,6 +204,9 @@ impl Log {
             },
         })?;
         self.check_head(&found)?;
+        if found.end < len && !cut {
+            return Ok(found);
+        }
         if found.end < len {
             self.file.set_len(found.end).map_err(|e| AuditError::io("truncate the torn tail of", &self.path, e))?;
             self.file.sync_data().map_err(|e| AuditError::io("sync", &self.path, e))?;

@@ -36,6 +36,6 @@ pub use redact::Redactor;
 pub use replay::{Change, ReplayReport, Suggestion, Suggestions, decide_record, replay, suggest, suggestion_text};
 pub use budget::Spent;
 pub use records::policy_hash;
-pub use session::{Cleared, Gate, Session, SessionConfig, SessionError};
+pub use session::{AuditLog, Cleared, Gate, Session, SessionConfig, SessionError};
 pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};
 pub use warden_sandbox::warm as warm_sandbox;

@@ -7,7 +7,7 @@
 //! When the audit log cannot be written, nothing runs (fail closed). The log's folder is
 //! hidden from every sandbox the session builds, whatever the grants say.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use warden_audit::{DecidedBy, DecisionRec, DenialRec, Entry, Input, Kind, Log, OutcomeRec, Receipt};
@@ -114,6 +114,20 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// A session's audit log, opened (see [`Session::with_log`]).
+#[derive(Debug)]
+pub struct AuditLog(Option<Log>);
+
+impl AuditLog {
+    /// Opens the log at `path` (`None`: a session without one).
+    ///
+    /// # Errors
+    /// As [`Session::new`]: the log cannot be opened, or it has more than one name.
+    pub fn open(path: Option<&Path>) -> Result<AuditLog, SessionError> {
+        path.map(open_log).transpose().map(AuditLog)
+    }
+}
+
 impl Session {
     /// A session over `engine` (compiled from `layers`, which are hashed for the records).
     ///
@@ -124,16 +138,29 @@ impl Session {
         engine: Engine,
         layers: &[LayerSource],
         env: Environment,
+        config: SessionConfig,
+        approver: Box<dyn Approver + Send>,
+    ) -> Result<Session, SessionError> {
+        let log = AuditLog::open(config.audit.as_deref())?;
+        Session::with_log(engine, layers, env, config, approver, log)
+    }
+
+    /// [`Session::new`] with its audit log already opened (by [`AuditLog::open`] on the
+    /// path `config.audit` names), for a caller that opens it while the policy compiles.
+    ///
+    /// # Errors
+    /// None yet (the redactor's built-in patterns compile).
+    pub fn with_log(
+        engine: Engine,
+        layers: &[LayerSource],
+        env: Environment,
         mut config: SessionConfig,
         approver: Box<dyn Approver + Send>,
+        AuditLog(log): AuditLog,
     ) -> Result<Session, SessionError> {
         if config.id.is_empty() {
             config.id = session_id();
         }
-        let log = match &config.audit {
-            Some(path) => Some(open_log(path)?),
-            None => None,
-        };
         let redactor = Arc::new(Redactor::new(&[]).map_err(SessionError::Audit)?);
         Ok(Session { engine, env, config, approver, log, policy_hash: policy_hash(layers), granted: SessionGrants::default(), redactor, spent: Spent::default() })
     }

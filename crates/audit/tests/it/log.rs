@@ -73,6 +73,10 @@ fn a_torn_tail_verifies_with_a_warning_and_the_next_append_cuts_it_and_says_so()
     assert_eq!(report.torn_bytes, 19);
     assert!(report.warnings.iter().any(|w| w.contains("torn")), "{report:?}");
     assert_eq!(read(&path).unwrap().len(), 1);
+    // Opened by a process that ends without appending (a policy that did not compile): the
+    // torn tail stays, for the next writer to cut and note.
+    drop(Log::open(&path).unwrap());
+    assert!(verify(&path).unwrap().torn_tail);
     let second = Log::open(&path).unwrap().append(&decision("s", None, "ls", "allow", None)).unwrap();
     assert_eq!(second.seq, 2);
     let records = read(&path).unwrap();

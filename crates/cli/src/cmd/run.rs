@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::load::{PolicyArgs, SessionArgs, context, environment, layers};
 use crate::output::{CliError, policy_error};
 use warden_engine::{
-    Approver, BackendChoice, Engine, Environment, Job, Outcome, PreApprovals, Query, RefuseAll, RunOptions, Session,
+    Approver, AuditLog, BackendChoice, Engine, Environment, Job, Outcome, PreApprovals, Query, RefuseAll, RunOptions, Session,
     SessionError,
 };
 
@@ -74,10 +74,21 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     // the policy loads.
     warden_engine::warm_sandbox(std::path::Path::new(&context.workspace));
     let layers = layers(&args.policy, &env)?;
-    let engine = Engine::new(&layers, context).map_err(|d| policy_error(&d))?;
     let config = args.session.config(&env);
+    // The audit log opens (a lock, its tail read and checked) while the policy compiles.
+    let (engine, log) = std::thread::scope(|s| {
+        let opening = std::thread::Builder::new().name("warden-audit-open".into()).spawn_scoped(s, || AuditLog::open(config.audit.as_deref()));
+        let engine = Engine::new(&layers, context);
+        let log = match opening {
+            Ok(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("opening the log panicked".into()))),
+            Err(_) => AuditLog::open(config.audit.as_deref()),
+        };
+        (engine, log)
+    });
+    let engine = engine.map_err(|d| policy_error(&d))?;
+    let log = log.map_err(session_error)?;
     let approver = approver(args, &env)?;
-    let mut session = Session::new(engine, &layers, env, config, approver).map_err(session_error)?;
+    let mut session = Session::with_log(engine, &layers, env, config, approver, log).map_err(session_error)?;
     let opts = RunOptions {
         timeout,
         backend: args.backend.map(|b| match b {
