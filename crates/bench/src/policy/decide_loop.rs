@@ -5,7 +5,7 @@
 //! ```sh
 //! valgrind --tool=callgrind --collect-atstart=no \
 //!     --toggle-collect='warden_bench::policy::decide_loop::decide_once' \
-//!     target/release/warden-bench decide-loop --rules 10000 --case hit-end --calls 20000
+//!     target/x86_64-unknown-linux-gnu/release/warden-bench decide-loop --rules 10000 --case hit-end --calls 20000
 //! ```
 //!
 //! and divide the total by the number of calls (each call decides and drops the decision).

@@ -187,3 +187,25 @@ fn hostile_command_strings_are_decided_not_crashed() {
         assert_ne!(json["decision"]["verdict"], "allow", "{}", &cmd[..cmd.len().min(40)]);
     }
 }
+
+/// The program headers' types of an ELF64 little-endian file.
+fn program_header_types(elf: &[u8]) -> Vec<u32> {
+    let field = |at: usize, len: usize| elf.get(at..at + len).map(|b| b.iter().rev().fold(0u64, |v, x| (v << 8) | u64::from(*x))).unwrap();
+    assert_eq!(elf.get(..4), Some(&b"\x7fELF"[..]));
+    let (offset, size, count) = (field(0x20, 8), field(0x36, 2), field(0x38, 2));
+    (0..count).map(|i| u32::try_from(field(usize::try_from(offset + i * size).unwrap(), 4)).unwrap()).collect()
+}
+
+/// With the workspace's `crt-static` (`.cargo/config.toml`), `warden` loads no shared library:
+/// no interpreter, nothing for the loader to open, map or look up at each start.
+#[cfg(target_feature = "crt-static")]
+#[test]
+fn warden_starts_without_a_dynamic_loader() {
+    const PT_INTERP: u32 = 3;
+    for exe in [env!("CARGO_BIN_EXE_warden"), env!("CARGO_BIN_EXE_warden-wasi"), env!("CARGO_BIN_EXE_warden-serve")] {
+        let types = program_header_types(&std::fs::read(exe).unwrap());
+        assert!(!types.is_empty() && !types.contains(&PT_INTERP), "{exe}: {types:?}");
+    }
+    // The check itself: a dynamically linked program has an interpreter.
+    assert!(program_header_types(&std::fs::read("/bin/sh").unwrap()).contains(&PT_INTERP));
+}
