@@ -77,7 +77,7 @@ fn is_own(p: &Path) -> bool {
 }
 
 pub(crate) fn is_scratch(p: &Path) -> Option<PathBuf> {
-    SCRATCH.iter().map(PathBuf::from).find(|s| p == s)
+    SCRATCH.iter().map(Path::new).find(|s| p == *s).map(Path::to_path_buf)
 }
 
 /// Builds the sandbox spec for `argv` under `grants`.
@@ -112,11 +112,12 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
         for pattern in patterns {
             // What a pattern beneath the sandbox's own folders matches is dropped below anyway:
             // not looked for (listing the host's `/dev` for `/dev/sd*` costs more than the rest).
-            let (Shape::Exact(base) | Shape::Tree(base) | Shape::Last(base) | Shape::Deep(base)) = shape(pattern);
-            if is_own(&base) {
+            let shaped = shape(pattern);
+            let (Shape::Exact(base) | Shape::Tree(base) | Shape::Last(base) | Shape::Deep(base)) = &shaped;
+            if is_own(base) {
                 continue;
             }
-            for path in expand(pattern, &mut tree) {
+            for path in expand_shaped(pattern, shaped, &mut tree) {
                 if !is_own(&path) && is_scratch(&path).is_none() {
                     spec.mounts.push(Mount { path, access });
                 }
@@ -303,9 +304,19 @@ fn hash(name: &str) -> u64 {
 
 /// The paths a denial pattern covers today.
 pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
+    expand_shaped(pattern, shape(pattern), tree)
+}
+
+/// [`expand`] of a pattern whose [`shape`] is known.
+fn expand_shaped(pattern: &str, shaped: Shape, tree: &mut Tree) -> Vec<PathBuf> {
+    if let Shape::Exact(p) | Shape::Tree(p) = shaped {
+        // A pattern that does not compile covers nothing, whatever its shape.
+        let valid = GrantGlob::new(pattern).is_some();
+        return (valid && p.symlink_metadata().is_ok()).then_some(p).into_iter().collect();
+    }
     let Some(glob) = GrantGlob::new(pattern) else { return Vec::new() };
-    match shape(pattern) {
-        Shape::Exact(p) | Shape::Tree(p) => p.symlink_metadata().is_ok().then_some(p).into_iter().collect(),
+    match shaped {
+        Shape::Exact(_) | Shape::Tree(_) => Vec::new(),
         Shape::Last(dir) => {
             // The entry's own name fits the last segment first (`sd*`: starts with `sd`): most
             // of a folder like `/dev` never reaches the full glob, which still decides.
