@@ -86,16 +86,24 @@ static CACHE: Mutex<BTreeMap<(u32, u32), OwnedFd>> = Mutex::new(BTreeMap::new())
 /// that it is ready when the run asks for it: a one-shot `warden run` makes it while it loads
 /// its policy. It grants nothing: the namespace only maps `path`'s owner to [`UID`]/[`GID`],
 /// and a run that never writes there never uses it.
+///
+/// The same thread then makes a spare network namespace for the next run without network
+/// (`spare.rs`).
 pub fn warm(path: &Path) {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return;
     }
-    let Ok(meta) = std::fs::metadata(path) else { return };
-    let (uid, gid) = (meta.uid(), meta.gid());
+    let owner = std::fs::metadata(path).ok().map(|meta| (meta.uid(), meta.gid()));
     // Detached: a run that asks first makes the namespace itself, or waits on the cache's
-    // lock while this thread makes it; either way it is made once.
-    let _ = std::thread::Builder::new().name("warden-idmap".into()).spawn(move || userns(uid, gid).map(drop));
+    // lock while this thread makes it; either way it is made once. The spare comes last:
+    // making it leaves this thread in it.
+    let _ = std::thread::Builder::new().name("warden-idmap".into()).spawn(move || {
+        if let Some((uid, gid)) = owner {
+            let _ = userns(uid, gid);
+        }
+        crate::spare::make();
+    });
 }
 
 /// A user namespace mapping `uid`/`gid` to [`UID`]/[`GID`], made once per process and owner.

@@ -28,6 +28,7 @@ mod landlock;
 mod plan;
 mod seccomp;
 mod spawn;
+mod spare;
 mod spec;
 mod view;
 mod view_child;

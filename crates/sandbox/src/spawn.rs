@@ -12,6 +12,7 @@ use warden_feedback::{Capture, Run, SandboxInfo, Stream};
 use crate::child::{Child, Stage};
 use crate::landlock::{self, Masks};
 use crate::plan::Plan;
+use crate::spare::{self, Home};
 use crate::view_child::Hop;
 use crate::{Error, Spec, denials, idmap, seccomp, view};
 
@@ -118,7 +119,9 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
     // is gone on every path.
     let memory = ChildMemory::new()?;
     let hop_memory = if view.is_some() { Some(ChildMemory::new()?) } else { None };
-    let pid = match (&view, &hop_memory) {
+    // A network namespace made ahead (root callers, `spare.rs`) stands in for a new one.
+    let mut spare_used = false;
+    let (pid, left) = match (&view, &hop_memory) {
         (Some(v), Some(hop_memory)) => {
             let pid = AtomicI32::new(0);
             let hop = Hop {
@@ -152,11 +155,15 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
                 let (stage, step, code) = read_failure(&err_r).unwrap_or((None, 0, 0));
                 return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::View)).to_lowercase(), step, errno: code });
             }
-            pid.load(Ordering::SeqCst)
+            (pid.load(Ordering::SeqCst), Ok(()))
         }
         _ => {
             let mut flags = NAMESPACES.iter().fold(0, |f, (flag, _)| f | flag);
-            if !spec.network {
+            let spare = if spec.network { None } else { spare::take() };
+            // Entering the spare fails: a new namespace instead.
+            let home = spare.as_ref().and_then(|s| s.enter().ok());
+            spare_used = home.is_some();
+            if !spec.network && !spare_used {
                 flags |= libc::CLONE_NEWNET;
             }
             let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
@@ -166,15 +173,21 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
             // exited (the parent waits for that on the error pipe, or kills and reaps it
             // through `Reaper`).
             let pid = unsafe { libc::clone(child_main, memory.stack_top(), flags, arg, null_pid(), memory.tls(), null_pid()) };
+            let clone_errno = errno();
+            // Back to this thread's own namespace whether or not the clone succeeded.
+            let left = home.map_or(Ok(()), Home::leave);
             if pid < 0 {
-                return Err(Error::Namespaces(std::io::Error::from_raw_os_error(errno())));
+                return Err(Error::Namespaces(std::io::Error::from_raw_os_error(clone_errno)));
             }
-            pid
+            (pid, left)
         }
     };
     drop((sync_r, err_w, out_w, errp_w, stdin_child, trees));
     let mut reaper = Reaper::new(pid);
     drop(hop_memory);
+    // A thread that could not go back would run the rest of its caller without network: the
+    // command (killed by the reaper) does not start.
+    left?;
 
     if view.is_none() {
         write_id_maps(pid, root)?;
@@ -213,6 +226,9 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
     }
     let (exit_code, signal) = decode(status);
     let mut notes = Vec::new();
+    if spare_used {
+        notes.push("network namespace made ahead of the run, while the policy loaded (root caller)".to_string());
+    }
     if let Some(v) = &view {
         notes.push(if v.net.is_some() {
             "mount view prepared once and reused; network namespace (loopback only) shared with other runs of this view".to_string()

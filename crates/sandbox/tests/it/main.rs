@@ -4,5 +4,6 @@
 mod basics;
 mod gate;
 mod owner;
+mod spare;
 mod support;
 mod views;
