@@ -113,6 +113,7 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
             memory_bytes: grants.limits.memory.unwrap_or(defaults.memory_bytes),
             ..defaults
         },
+        network: false,
     };
     client(env).run(&call).map_err(|e| RunError::Unenforceable(e.to_string()))
 }

@@ -38,11 +38,12 @@ impl Default for Limits {
     }
 }
 
-/// One run.
-#[derive(Debug, Clone)]
-pub struct Spec {
+/// One run. `I` is its image: loaded ([`Image`], what the runtime runs), or named by a
+/// `String` in a [`Call`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spec<I = Image> {
     /// The image.
-    pub image: Image,
+    pub image: I,
     /// `argv[0]` is the tool (`grep`), then its arguments.
     pub argv: Vec<String>,
     /// The only directories the guest can see.
@@ -56,6 +57,8 @@ pub struct Spec {
     /// Limits.
     pub limits: Limits,
     /// Whether the run needs the network: the WASI backend has none, so `true` is refused.
+    /// (Absent from a call on the wire: `false`.)
+    #[serde(default)]
     pub network: bool,
 }
 
@@ -75,25 +78,10 @@ impl Spec {
     }
 }
 
-/// One run named by its image rather than holding it: what a caller without the runtime
-/// (the `warden` process) sends the helper process that runs images (see [`crate::Client`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Call {
-    /// The image's name (see [`crate::image`]).
-    pub image: String,
-    /// `argv[0]` is the tool (`grep`), then its arguments.
-    pub argv: Vec<String>,
-    /// The only directories the guest can see.
-    pub preopens: Vec<Preopen>,
-    /// The guest's working directory (absolute guest path).
-    pub cwd: String,
-    /// The guest's whole environment (already filtered by the caller's allowlist).
-    pub env: Vec<(String, String)>,
-    /// The guest's stdin.
-    pub stdin: Vec<u8>,
-    /// Limits.
-    pub limits: Limits,
-}
+/// One run naming its image (see [`crate::image`]) rather than holding it: what a caller
+/// without the runtime (the `warden` process) sends the helper process that runs images (see
+/// [`crate::Client`]).
+pub type Call = Spec<String>;
 
 impl Call {
     /// The [`Spec`] of this call, with its image loaded.
@@ -110,7 +98,7 @@ impl Call {
             env: self.env,
             stdin: self.stdin,
             limits: self.limits,
-            network: false,
+            network: self.network,
         })
     }
 }

@@ -29,6 +29,7 @@ fn call(timeout: Duration) -> Call {
         env: vec![("K".into(), "v".into())],
         stdin: b"in\n".to_vec(),
         limits: Limits { timeout, ..Limits::default() },
+        network: false,
     }
 }
 
