@@ -209,3 +209,29 @@ fn warden_starts_without_a_dynamic_loader() {
     // The check itself: a dynamically linked program has an interpreter.
     assert!(program_header_types(&std::fs::read("/bin/sh").unwrap()).contains(&PT_INTERP));
 }
+
+/// The tags of an ELF file's dynamic section (`PT_DYNAMIC`), in order.
+fn dynamic_tags(elf: &[u8]) -> Vec<u64> {
+    const PT_DYNAMIC: u64 = 2;
+    let field = |at: u64, len: usize| {
+        let at = usize::try_from(at).unwrap();
+        elf.get(at..at + len).map(|b| b.iter().rev().fold(0u64, |v, x| (v << 8) | u64::from(*x))).unwrap()
+    };
+    let (offset, size, count) = (field(0x20, 8), field(0x36, 2), field(0x38, 2));
+    let Some(dynamic) = (0..count).map(|i| offset + i * size).find(|h| field(*h, 4) == PT_DYNAMIC) else { return Vec::new() };
+    let (start, len) = (field(dynamic + 8, 8), field(dynamic + 0x20, 8));
+    (0..len / 16).map(|i| field(start + i * 16, 8)).take_while(|tag| *tag != 0).collect()
+}
+
+/// With `pack-relative-relocs` (`.cargo/config.toml`), the relocations warden applies to itself
+/// at each start are RELR bitmaps: a `DT_RELR` table, and (almost) no `DT_RELA` entries left.
+#[cfg(target_feature = "crt-static")]
+#[test]
+fn warden_relocates_itself_from_packed_relocations() {
+    const DT_RELACOUNT: u64 = 0x6fff_fff9;
+    const DT_RELR: u64 = 36;
+    for exe in [env!("CARGO_BIN_EXE_warden"), env!("CARGO_BIN_EXE_warden-wasi"), env!("CARGO_BIN_EXE_warden-serve")] {
+        let tags = dynamic_tags(&std::fs::read(exe).unwrap());
+        assert!(tags.contains(&DT_RELR) && !tags.contains(&DT_RELACOUNT), "{exe}: {tags:x?}");
+    }
+}
