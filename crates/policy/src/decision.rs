@@ -298,7 +298,8 @@ impl From<Arc<str>> for Text {
     }
 }
 
-/// What a part decided by one rule alone states: made once per rule when the policy compiles.
+/// What a part decided by one rule alone states: made once per rule, the first time a decision
+/// needs it (see `compile::decide::rule_why`).
 #[derive(Debug)]
 pub(crate) struct RuleWhy {
     tier: Option<Arc<str>>,

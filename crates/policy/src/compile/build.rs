@@ -42,7 +42,8 @@ struct Lower<'a, 'b> {
     env: &'b SetEnv<'a>,
     layer: &'b mut LayerC,
     rules: &'b mut Vec<RuleRef>,
-    /// Reused to write each rule's message.
+    /// Each rule's one-line text, written here before [`Lower::add`] copies it (one allocation
+    /// per rule).
     scratch: String,
 }
 
@@ -99,16 +100,20 @@ fn net_c(n: &ast::Net) -> NetC {
     }
 }
 
-/// One line of source text for a span, with runs of white space collapsed.
-fn one_line(text: &str, span: &Span) -> String {
-    one_line_after("", text, span)
+/// `prefix` followed by the first line of source text of a span, with runs of white space
+/// collapsed.
+#[cfg(test)]
+fn one_line_after(prefix: &str, text: &str, span: &Span) -> String {
+    let mut out = String::new();
+    one_line_into(&mut out, prefix, text, span);
+    out
 }
 
-/// `prefix` followed by [`one_line`], in one allocation.
-fn one_line_after(prefix: &str, text: &str, span: &Span) -> String {
+/// [`one_line_after`], written over `out` (a buffer reused from rule to rule).
+fn one_line_into(out: &mut String, prefix: &str, text: &str, span: &Span) {
     let s = text.get(span.clone()).unwrap_or_default();
     let first = s.lines().next().unwrap_or_default();
-    let mut out = String::with_capacity(prefix.len() + first.len());
+    out.clear();
     out.push_str(prefix);
     // Most rules are ASCII with single spaces: copied as they are.
     let plain = first.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
@@ -117,7 +122,7 @@ fn one_line_after(prefix: &str, text: &str, span: &Span) -> String {
         && !first.contains("  ");
     if plain {
         out.push_str(first);
-        return out;
+        return;
     }
     for w in first.split_whitespace() {
         if out.len() > prefix.len() {
@@ -125,7 +130,6 @@ fn one_line_after(prefix: &str, text: &str, span: &Span) -> String {
         }
         out.push_str(w);
     }
-    out
 }
 
 impl<'a> Lower<'a, '_> {
@@ -233,8 +237,9 @@ impl<'a> Lower<'a, '_> {
         }
     }
 
-    /// Registers a rule reference and a compiled rule; returns the layer-local rule index.
-    fn add(&mut self, place: &Place<'_>, span: &Span, text: &str) -> usize {
+    /// Registers a rule reference (its text: what [`Lower::text_for`] or `one_line_into` last
+    /// wrote) and a compiled rule; returns the layer-local rule index.
+    fn add(&mut self, place: &Place<'_>, span: &Span) -> usize {
         let (line, column) = self.file.line_col(&self.starts, span.start);
         let id = self.rules.len();
         self.rules.push(RuleRef {
@@ -242,13 +247,9 @@ impl<'a> Lower<'a, '_> {
             line,
             column,
             layer: self.layer.kind,
-            text: text.into(),
+            text: Arc::from(self.scratch.as_str()),
             id,
         });
-        let message = match &place.reason {
-            Some(reason) => Arc::clone(reason),
-            None => self.message(place, text),
-        };
         let local = self.layer.rules.len();
         self.layer.rules.push(RuleC {
             id,
@@ -256,38 +257,21 @@ impl<'a> Lower<'a, '_> {
             tier: place.tier.map(|(i, _)| i),
             lock: place.lock,
             agent: place.agent,
-            message,
+            reason: place.reason.clone(),
         });
         local
     }
 
-    /// What a decision says of a rule without a written reason: what the rule is, where, and
-    /// what it does.
-    fn message(&mut self, place: &Place<'_>, text: &str) -> Arc<str> {
-        let m = &mut self.scratch;
-        m.clear();
-        let (head, tail) = match place.verdict {
-            Verdict::Allow => ("allowed by `", ""),
-            Verdict::Ask => ("`", " asks for confirmation"),
-            Verdict::Deny => ("denied by `", ""),
-        };
-        m.extend([head, text, "`"]);
-        if let Some((_, tier)) = place.tier {
-            m.extend([" in tier `", tier, "`"]);
-        }
-        m.push_str(tail);
-        Arc::from(m.as_str())
-    }
-
-    fn text_for(&self, place: &Place<'_>, span: &Span) -> String {
-        one_line(&self.file.text, place.standalone.unwrap_or(span))
+    /// Writes the rule's one-line text into the reused buffer, for [`Lower::add`].
+    fn text_for(&mut self, place: &Place<'_>, span: &Span) {
+        one_line_into(&mut self.scratch, "", &self.file.text, place.standalone.unwrap_or(span));
     }
 
     fn rule(&mut self, place: &Place<'_>, rule: &Rule, span: &Span) {
         match rule {
             Rule::Tools(names) => {
-                let text = self.text_for(place, span);
-                let r = self.add(place, span, &text);
+                self.text_for(place, span);
+                let r = self.add(place, span);
                 for n in names {
                     self.layer.tools.push(&n.node, r);
                 }
@@ -295,17 +279,18 @@ impl<'a> Lower<'a, '_> {
             Rule::Exec(patterns) => {
                 let mode = if place.verdict == Verdict::Allow { Mode::Front } else { Mode::Anywhere };
                 for p in patterns {
-                    let (text, at) = match place.standalone {
-                        Some(s) if patterns.len() == 1 => (one_line(&self.file.text, s), s),
-                        _ => (one_line_after("exec ", &self.file.text, &p.span), &p.span),
+                    let (prefix, at) = match place.standalone {
+                        Some(s) if patterns.len() == 1 => ("", s),
+                        _ => ("exec ", &p.span),
                     };
-                    let r = self.add(place, at, &text);
+                    one_line_into(&mut self.scratch, prefix, &self.file.text, at);
+                    let r = self.add(place, at);
                     self.layer.exec.push(ExecEntry { rule: r, matcher: ExecMatcher::new(p), mode });
                 }
             }
             Rule::Pipe { from, into } => {
-                let text = self.text_for(place, span);
-                let r = self.add(place, span, &text);
+                self.text_for(place, span);
+                let r = self.add(place, span);
                 let mode = if place.verdict == Verdict::Allow { Mode::Front } else { Mode::Anywhere };
                 self.layer.pipes.push(PipeC {
                     rule: r,
@@ -316,8 +301,8 @@ impl<'a> Lower<'a, '_> {
             }
             Rule::Fs { access, paths, except } => self.fs(place, access, paths, except, span),
             Rule::Net(n) => {
-                let text = self.text_for(place, span);
-                self.add(place, span, &text);
+                self.text_for(place, span);
+                self.add(place, span);
                 let net = net_c(&n.node);
                 match (place.verdict, place.tier) {
                     (Verdict::Deny, _) => {
@@ -347,8 +332,8 @@ impl<'a> Lower<'a, '_> {
         except: &[PathRef],
         span: &Span,
     ) {
-        let text = self.text_for(place, span);
-        let r = self.add(place, span, &text);
+        self.text_for(place, span);
+        let r = self.add(place, span);
         let pats = self.patterns(paths);
         let excepts = self.patterns(except);
         for p in &pats {

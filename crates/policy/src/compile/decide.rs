@@ -6,7 +6,7 @@ use super::argglob::ArgForm;
 use super::exec::{CmdView, Mode, Tri, base_name};
 use super::grants::Tally;
 use super::judge::{Collector, How, Judge, Judged};
-use super::model::{FsEntry, LayerC};
+use super::model::{FsEntry, LayerC, RuleC};
 use super::paths::{Anchors, resolve, with_resolved, with_segments};
 use super::PolicySet;
 use crate::ast::{FsAccess, Verdict};
@@ -103,19 +103,21 @@ fn sentence(head: &str, what: &dyn Fn(&mut String), tail: &str, verdict: Verdict
     s
 }
 
-/// What a part decided by each rule alone states, by rule id: made once per policy set, so that
-/// deciding shares it instead of assembling it.
-pub(crate) fn rule_whys(layers: &[LayerC], rules: &[RuleRef]) -> Vec<Option<Arc<RuleWhy>>> {
-    let mut out: Vec<Option<Arc<RuleWhy>>> = vec![None; rules.len()];
-    for layer in layers {
-        for r in &layer.rules {
-            let tier = r.tier.and_then(|t| layer.tiers.get(t)).map(|t| Arc::clone(&t.name));
-            if let (Some(slot), Some(rule)) = (out.get_mut(r.id), rules.get(r.id)) {
-                *slot = Some(Arc::new(RuleWhy::new(tier, Arc::clone(&r.message), rule.clone())));
-            }
-        }
-    }
-    out
+/// What a decision by rule `r` of `layer` states (see [`RuleC::message`]).
+fn message_of(set: &PolicySet, layer: &LayerC, r: &RuleC) -> Arc<str> {
+    let text = set.rules.get(r.id).map_or("", |x| &*x.text);
+    r.message(text, r.tier.and_then(|t| layer.tiers.get(t)).map(|t| &*t.name))
+}
+
+/// What a part decided by rule `r` of `layer` alone states: made the first time a decision
+/// needs it (not for every rule when the policy compiles), then shared by every part it decides.
+fn rule_why<'s>(set: &'s PolicySet, layer: &LayerC, r: &RuleC) -> Option<&'s Arc<RuleWhy>> {
+    let rule = set.rules.get(r.id)?;
+    let slot = set.why.get(r.id)?;
+    Some(slot.get_or_init(|| {
+        let tier = r.tier.and_then(|t| layer.tiers.get(t)).map(|t| Arc::clone(&t.name));
+        Arc::new(RuleWhy::new(tier, message_of(set, layer, r), rule.clone()))
+    }))
 }
 
 impl<'p> Decider<'p> {
@@ -139,10 +141,13 @@ impl<'p> Decider<'p> {
         span: Option<std::ops::Range<usize>>,
     ) {
         self.tally.note(j.verdict, j.tier, j.base_tier, self.parts.len());
-        let rule = |(l, r): &(usize, usize)| self.judge.layers.get(*l)?.rules.get(*r);
+        let rule = |(l, r): &(usize, usize)| {
+            let layer = self.judge.layers.get(*l)?;
+            Some((layer, layer.rules.get(*r)?))
+        };
         // One rule decided alone (the usual case): the part shares what the rule states.
         if let (How::Rules, [one]) = (&j.how, j.rules.as_slice())
-            && let Some(why) = rule(one).and_then(|r| self.set.why.get(r.id)?.as_ref())
+            && let Some(why) = rule(one).and_then(|(layer, r)| rule_why(self.set, layer, r))
         {
             self.parts.push(Part::by_rule(subject, j.verdict, why, span));
             return;
@@ -152,7 +157,7 @@ impl<'p> Decider<'p> {
                 .rules
                 .first()
                 .and_then(rule)
-                .map_or_else(|| String::from("decided by a rule").into(), |r| Arc::clone(&r.message).into()),
+                .map_or_else(|| String::from("decided by a rule").into(), |(layer, r)| message_of(self.set, layer, r).into()),
             How::Default => sentence("no rule matches `", what, "`; the default is ", j.verdict).into(),
             How::Opaque => sentence(
                 "`",
@@ -168,7 +173,7 @@ impl<'p> Decider<'p> {
         };
         // Sized once: a collect through `filter_map` would grow the list as it goes.
         let mut rules: Vec<RuleRef> = Vec::with_capacity(j.rules.len());
-        rules.extend(j.rules.iter().filter_map(|x| self.set.rules.get(rule(x)?.id)).cloned());
+        rules.extend(j.rules.iter().filter_map(|x| self.set.rules.get(rule(x)?.1.id)).cloned());
         let tier = j.tier.and_then(|(l, t)| self.judge.tier_arc(l, t));
         self.parts.push(Part::new(subject, j.verdict, tier, reason, rules, span));
     }

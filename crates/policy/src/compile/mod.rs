@@ -58,7 +58,7 @@ pub struct PolicySet {
     infos: Vec<LayerInfo>,
     rules: Vec<RuleRef>,
     /// What a part decided by one rule alone states (tier, reason, the rule), by rule id.
-    why: Vec<Option<std::sync::Arc<crate::decision::RuleWhy>>>,
+    why: Vec<std::sync::OnceLock<std::sync::Arc<crate::decision::RuleWhy>>>,
     layers: Vec<LayerC>,
     agents: HashMap<String, AgentProfile>,
     /// The policy-wide opaque verdict (the most severe any layer sets; ask when unset).
@@ -197,7 +197,7 @@ pub(crate) fn assemble(parsed: &[LayerAst]) -> PolicySet {
     let plans = grants::Plans::new(&built.layers);
     PolicySet {
         infos,
-        why: decide::rule_whys(&built.layers, &built.rules),
+        why: std::iter::repeat_with(std::sync::OnceLock::new).take(built.rules.len()).collect(),
         rules: built.rules,
         layers: built.layers,
         agents: built.agents,

@@ -68,8 +68,31 @@ pub(crate) struct RuleC {
     pub(crate) lock: bool,
     /// Only for requests of this agent (or agents extending it).
     pub(crate) agent: Option<AgentId>,
-    /// The reason a decision by this rule states (the written one, else generated).
-    pub(crate) message: std::sync::Arc<str>,
+    /// The reason the rule was written with, if any (see [`RuleC::message`]).
+    pub(crate) reason: Option<std::sync::Arc<str>>,
+}
+
+impl RuleC {
+    /// The reason a decision by this rule states: the written one, else what the rule is (its
+    /// one-line `text`), where (its `tier`) and what it does. Made when a decision needs it, not
+    /// for every rule when the policy compiles.
+    pub(crate) fn message(&self, text: &str, tier: Option<&str>) -> std::sync::Arc<str> {
+        if let Some(reason) = &self.reason {
+            return std::sync::Arc::clone(reason);
+        }
+        let (head, tail) = match self.verdict {
+            Verdict::Allow => ("allowed by `", ""),
+            Verdict::Ask => ("`", " asks for confirmation"),
+            Verdict::Deny => ("denied by `", ""),
+        };
+        let mut m = String::with_capacity(head.len() + text.len() + tail.len() + tier.map_or(1, |t| t.len() + 12));
+        m.extend([head, text, "`"]);
+        if let Some(tier) = tier {
+            m.extend([" in tier `", tier, "`"]);
+        }
+        m.push_str(tail);
+        m.into()
+    }
 }
 
 /// A compiled tier.

@@ -665,3 +665,44 @@ fn with_the_shell_analyser() {
         assert_eq!(run(cmd), want, "{cmd}");
     }
 }
+
+/// What a decision by one rule states: the rule's written reason when it has one, else what the
+/// rule is (its one-line text), where (its tier) and what it does. The statement is made when a
+/// decision first needs it; later decisions by the same rule state the same.
+#[test]
+fn a_rule_states_its_written_reason_else_what_it_is_and_does() {
+    let set = compile_texts(&[r#"version 1
+default deny
+opaque ask
+tier read: allow {
+    exec ls, cat
+}
+tier dangerous: ask "pushes leave the machine" {
+    exec git push
+}
+ask exec   make    install
+deny exec rm -rf
+allow "printing is harmless" exec echo
+"#])
+    .unwrap();
+    let cases = [
+        ("ls -la", "allowed by `exec ls` in tier `read`"),
+        ("cat f", "allowed by `exec cat` in tier `read`"),
+        ("git push origin", "pushes leave the machine"),
+        ("make install", "`ask exec make install` asks for confirmation"),
+        ("rm -rf /", "denied by `deny exec rm -rf`"),
+        ("echo hi", "printing is harmless"),
+    ];
+    for _ in 0..2 {
+        for (req, reason) in cases {
+            let d = decide(&set, None, req);
+            assert_eq!((d.reason(), d.parts().len()), (reason, 1), "{req}");
+            assert_eq!(d.parts().first().map(|p| p.reason()), Some(reason), "{req}");
+        }
+    }
+    // Rules of two layers decide one part together: the statement of the first, made the same
+    // way, and both rules named.
+    let two = compile_texts(&["version 1\ndeny exec rm\n", "version 1\ndefault allow\ndeny exec rm -rf\n"]).unwrap();
+    let d = decide(&two, None, "rm -rf x");
+    assert_eq!((d.reason(), d.rules().len()), ("denied by `deny exec rm`", 2));
+}
