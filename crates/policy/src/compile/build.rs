@@ -10,7 +10,8 @@ use super::sets::{FileAst, LayerAst, SetEnv};
 use crate::ast::{
     self, FsAccess, ItemKind, PathRef, Rule, Sandbox, Span, Spanned, StatementKind, Verdict,
 };
-use crate::decision::{Backend, Limits, RuleRef};
+use super::refs::{Refs, Source};
+use crate::decision::{Backend, Limits};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -18,7 +19,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Built {
     pub(crate) layers: Vec<LayerC>,
-    pub(crate) rules: Vec<RuleRef>,
+    pub(crate) rules: Refs,
     pub(crate) agents: HashMap<String, AgentProfile>,
     pub(crate) agent_ids: HashMap<String, AgentId>,
 }
@@ -37,14 +38,11 @@ struct Place<'a> {
 struct Lower<'a, 'b> {
     li: usize,
     file: &'a FileAst,
-    file_name: Arc<str>,
-    starts: Vec<usize>,
+    /// The file's index in `rules`.
+    source: usize,
     env: &'b SetEnv<'a>,
     layer: &'b mut LayerC,
-    rules: &'b mut Vec<RuleRef>,
-    /// Each rule's one-line text, written here before [`Lower::add`] copies it (one allocation
-    /// per rule).
-    scratch: String,
+    rules: &'b mut Refs,
 }
 
 /// Lowers every layer. Assumes validation passed; anything inconsistent is skipped.
@@ -55,19 +53,8 @@ pub(crate) fn build(layers: &[LayerAst]) -> Built {
     for (li, layer) in layers.iter().enumerate() {
         let mut lc = LayerC::new(layer.kind);
         for file in &layer.files {
-            let starts = file.starts.clone();
-            let file_name = Arc::from(file.name.as_str());
-            let mut lw =
-                Lower {
-                    li,
-                    file,
-                    file_name,
-                    starts,
-                    env: &env,
-                    layer: &mut lc,
-                    rules: &mut built.rules,
-                    scratch: String::new(),
-                };
+            let source = built.rules.source(Source::new(&file.name, &file.text, &file.starts));
+            let mut lw = Lower { li, file, source, env: &env, layer: &mut lc, rules: &mut built.rules };
             lw.file_statements(&built.agent_ids);
         }
         built.layers.push(lc);
@@ -97,38 +84,6 @@ fn net_c(n: &ast::Net) -> NetC {
         ast::Net::None => NetC::None,
         ast::Net::Any => NetC::Any,
         ast::Net::Hosts(h) => NetC::Hosts(h.iter().map(|s| s.node.clone()).collect()),
-    }
-}
-
-/// `prefix` followed by the first line of source text of a span, with runs of white space
-/// collapsed.
-#[cfg(test)]
-fn one_line_after(prefix: &str, text: &str, span: &Span) -> String {
-    let mut out = String::new();
-    one_line_into(&mut out, prefix, text, span);
-    out
-}
-
-/// [`one_line_after`], written over `out` (a buffer reused from rule to rule).
-fn one_line_into(out: &mut String, prefix: &str, text: &str, span: &Span) {
-    let s = text.get(span.clone()).unwrap_or_default();
-    let first = s.lines().next().unwrap_or_default();
-    out.clear();
-    out.push_str(prefix);
-    // Most rules are ASCII with single spaces: copied as they are.
-    let plain = first.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
-        && !first.starts_with(' ')
-        && !first.ends_with(' ')
-        && !first.contains("  ");
-    if plain {
-        out.push_str(first);
-        return;
-    }
-    for w in first.split_whitespace() {
-        if out.len() > prefix.len() {
-            out.push(' ');
-        }
-        out.push_str(w);
     }
 }
 
@@ -237,19 +192,17 @@ impl<'a> Lower<'a, '_> {
         }
     }
 
-    /// Registers a rule reference (its text: what [`Lower::text_for`] or `one_line_into` last
-    /// wrote) and a compiled rule; returns the layer-local rule index.
+    /// Registers a rule reference (written at `span`; its text the first line of the
+    /// statement for a standalone rule, else of `span`) and a compiled rule; returns the
+    /// layer-local rule index.
     fn add(&mut self, place: &Place<'_>, span: &Span) -> usize {
-        let (line, column) = self.file.line_col(&self.starts, span.start);
+        self.add_as(place, span, place.standalone.unwrap_or(span), false)
+    }
+
+    /// [`Lower::add`] with its text the first line of `text` (after `exec ` when `exec`).
+    fn add_as(&mut self, place: &Place<'_>, span: &Span, text: &Span, exec: bool) -> usize {
         let id = self.rules.len();
-        self.rules.push(RuleRef {
-            file: Arc::clone(&self.file_name),
-            line,
-            column,
-            layer: self.layer.kind,
-            text: Arc::from(self.scratch.as_str()),
-            id,
-        });
+        self.rules.push(self.source, self.layer.kind, span.start, text, exec);
         let local = self.layer.rules.len();
         self.layer.rules.push(RuleC {
             id,
@@ -262,15 +215,9 @@ impl<'a> Lower<'a, '_> {
         local
     }
 
-    /// Writes the rule's one-line text into the reused buffer, for [`Lower::add`].
-    fn text_for(&mut self, place: &Place<'_>, span: &Span) {
-        one_line_into(&mut self.scratch, "", &self.file.text, place.standalone.unwrap_or(span));
-    }
-
     fn rule(&mut self, place: &Place<'_>, rule: &Rule, span: &Span) {
         match rule {
             Rule::Tools(names) => {
-                self.text_for(place, span);
                 let r = self.add(place, span);
                 for n in names {
                     self.layer.tools.push(&n.node, r);
@@ -279,17 +226,16 @@ impl<'a> Lower<'a, '_> {
             Rule::Exec(patterns) => {
                 let mode = if place.verdict == Verdict::Allow { Mode::Front } else { Mode::Anywhere };
                 for p in patterns {
-                    let (prefix, at) = match place.standalone {
-                        Some(s) if patterns.len() == 1 => ("", s),
-                        _ => ("exec ", &p.span),
+                    // A pattern of a list stands for itself: `exec` and the pattern.
+                    let (at, exec) = match place.standalone {
+                        Some(s) if patterns.len() == 1 => (s, false),
+                        _ => (&p.span, true),
                     };
-                    one_line_into(&mut self.scratch, prefix, &self.file.text, at);
-                    let r = self.add(place, at);
+                    let r = self.add_as(place, at, at, exec);
                     self.layer.exec.push(ExecEntry { rule: r, matcher: ExecMatcher::new(p), mode });
                 }
             }
             Rule::Pipe { from, into } => {
-                self.text_for(place, span);
                 let r = self.add(place, span);
                 let mode = if place.verdict == Verdict::Allow { Mode::Front } else { Mode::Anywhere };
                 self.layer.pipes.push(PipeC {
@@ -301,7 +247,6 @@ impl<'a> Lower<'a, '_> {
             }
             Rule::Fs { access, paths, except } => self.fs(place, access, paths, except, span),
             Rule::Net(n) => {
-                self.text_for(place, span);
                 self.add(place, span);
                 let net = net_c(&n.node);
                 match (place.verdict, place.tier) {
@@ -332,7 +277,6 @@ impl<'a> Lower<'a, '_> {
         except: &[PathRef],
         span: &Span,
     ) {
-        self.text_for(place, span);
         let r = self.add(place, span);
         let pats = self.patterns(paths);
         let excepts = self.patterns(except);
@@ -452,42 +396,6 @@ fn merge_agent(prof: &mut AgentProfile, a: &ast::Agent) {
                 prof.sandbox.get_or_insert(backend(&s.node));
             }
             _ => {}
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_line_after;
-
-    /// The definition: the span's first line, white space runs collapsed to one space.
-    fn reference(prefix: &str, s: &str) -> String {
-        let first = s.lines().next().unwrap_or_default();
-        let words: Vec<&str> = first.split_whitespace().collect();
-        format!("{prefix}{}", words.join(" "))
-    }
-
-    #[test]
-    fn the_copied_line_is_the_collapsed_line() {
-        let lines = [
-            "allow exec git status",
-            "allow exec  git status",
-            " allow exec git",
-            "allow exec git ",
-            "allow\texec git",
-            "deny exec rm -rf \"/\" # why",
-            "allow exec caf\u{e9} x",
-            "allow exec a\u{a0}b",
-            "allow exec a\u{2003} b",
-            "allow exec a\r\nnext line",
-            "tier read {\n  exec ls\n}",
-            "",
-            " ",
-        ];
-        for line in lines {
-            for prefix in ["", "exec "] {
-                assert_eq!(one_line_after(prefix, line, &(0..line.len())), reference(prefix, line), "{line:?}");
-            }
         }
     }
 }

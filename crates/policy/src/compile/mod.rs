@@ -30,6 +30,7 @@ mod judge;
 mod model;
 mod paths;
 mod recursive;
+mod refs;
 mod sets;
 mod validate;
 
@@ -56,7 +57,7 @@ pub struct LayerInfo {
 #[derive(Debug, Clone)]
 pub struct PolicySet {
     infos: Vec<LayerInfo>,
-    rules: Vec<RuleRef>,
+    rules: refs::Refs,
     /// What a part decided by one rule alone states (tier, reason, the rule), by rule id.
     why: Vec<std::sync::OnceLock<std::sync::Arc<crate::decision::RuleWhy>>>,
     layers: Vec<LayerC>,
@@ -222,9 +223,10 @@ impl PolicySet {
         decide::decide(self, request, ctx, false)
     }
 
-    /// Every rule of every layer, indexed by [`RuleRef::id`].
-    pub fn rules(&self) -> &[RuleRef] {
-        &self.rules
+    /// Every rule of every layer, indexed by [`RuleRef::id`]. Each reference is written the
+    /// first time it is asked for (here, or by a decision the rule takes part in).
+    pub fn rules(&self) -> Vec<&RuleRef> {
+        (0..self.rules.len()).filter_map(|id| self.rules.get(id)).collect()
     }
 
     /// The layers, top first.

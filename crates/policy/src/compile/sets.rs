@@ -23,11 +23,7 @@ impl FileAst {
     /// 1-based line and character column of byte `offset`, by binary search over the line
     /// starts (computed once per file: building 10,000 rules stays linear).
     pub(crate) fn line_col(&self, starts: &[usize], offset: usize) -> (u32, u32) {
-        let offset = offset.min(self.text.len());
-        let line = starts.partition_point(|s| *s <= offset).max(1);
-        let start = starts.get(line - 1).copied().unwrap_or(0);
-        let column = self.text.get(start..offset).map_or(0, |s| s.chars().count()) + 1;
-        (u32::try_from(line).unwrap_or(u32::MAX), u32::try_from(column).unwrap_or(u32::MAX))
+        super::refs::line_col(&self.text, starts, offset)
     }
 }
 

@@ -520,7 +520,7 @@ fn perf_10k() {
     }
     println!("parse alone: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
     println!("compile 10k rules ({} files): median {:.1} ms (parse + validate + build)", files.len(), compile_ms[2]);
-    let last_allow = set.rules().iter().rev().find(|r| r.text.starts_with("exec tool") && !r.text.contains('(') && !r.text.contains("unless")).unwrap().clone();
+    let last_allow = set.rules().iter().rev().find(|r| r.text.starts_with("exec tool") && !r.text.contains('(') && !r.text.contains("unless")).map(|r| (*r).clone()).unwrap();
     let mut ns = Vec::new();
     for i in 0..2000 {
         let t = Instant::now();
@@ -705,4 +705,34 @@ allow "printing is harmless" exec echo
     let two = compile_texts(&["version 1\ndeny exec rm\n", "version 1\ndefault allow\ndeny exec rm -rf\n"]).unwrap();
     let d = decide(&two, None, "rm -rf x");
     assert_eq!((d.reason(), d.rules().len()), ("denied by `deny exec rm`", 2));
+}
+
+/// Every rule's reference (file, line, column, one-line text, layer, id), as `rules()` and the
+/// decisions give it: written on first use, the same whichever asks first.
+#[test]
+fn every_rule_is_referenced_by_where_it_is_written() {
+    let text = "version 1\ndefault deny\ntier read: allow {\n    tools read_file, list_dir\n    exec ls,  cat\n    exec git (status | log)\n    fs read \"${workspace}/**\"\n}\ntier dangerous: ask {\n    pipe curl into sh\n    net any\n}\ndeny \"no\" exec  rm   -rf\nagent bot {\n    deny exec git push\n}\n";
+    let want = [
+        (4, 5, "tools read_file, list_dir"),
+        (5, 10, "exec ls"),
+        (5, 15, "exec cat"),
+        (6, 10, "exec git (status | log)"),
+        (7, 5, "fs read \"${workspace}/**\""),
+        (10, 5, "pipe curl into sh"),
+        (11, 5, "net any"),
+        (13, 1, "deny \"no\" exec rm -rf"),
+        (15, 5, "deny exec git push"),
+    ];
+    let check = |rules: Vec<warden_policy::RuleRef>| {
+        let got: Vec<(u32, u32, &str)> = rules.iter().map(|r| (r.line, r.column, &*r.text)).collect();
+        assert_eq!(got, want.to_vec());
+        assert!(rules.iter().enumerate().all(|(i, r)| r.id == i && &*r.file == "layer0.policy" && r.layer == LayerKind::Enterprise));
+    };
+    let set = compile_texts(&[text]).unwrap();
+    check(set.rules().into_iter().cloned().collect());
+    // A decision first: the references it names are the ones `rules()` gives afterwards.
+    let set = compile_texts(&[text]).unwrap();
+    let d = decide(&set, None, "git status");
+    assert_eq!(d.rules().iter().map(|r| (r.line, r.column, &*r.text)).collect::<Vec<_>>(), vec![(6, 10, "exec git (status | log)")]);
+    check(set.rules().into_iter().cloned().collect());
 }
