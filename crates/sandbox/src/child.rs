@@ -247,10 +247,10 @@ pub(crate) unsafe fn build(plan: &Plan, trees: &[RawFd], err: RawFd) {
                 Step::Mkdir(d) => mkdir(d),
                 Step::Touch(f) => touch(f),
                 Step::Symlink { target, link } => libc::symlink(p(target), p(link)),
-                Step::Bind { src, dst, remount } => {
+                Step::Bind { src, dst, attrs } => {
                     let r = libc::mount(p(src), p(dst), null, libc::MS_BIND, std::ptr::null());
-                    match remount {
-                        Some(flags) if r == 0 => libc::mount(null, p(dst), null, *flags, std::ptr::null()),
+                    match attrs {
+                        Some(set) if r == 0 => crate::attr::add(p(dst), *set),
                         _ => r,
                     }
                 }

@@ -19,6 +19,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::Error;
+use crate::attr::{self, MountAttr};
 
 /// The host uid a root caller's command runs as (`nobody`).
 pub const UID: u32 = 65534;
@@ -28,17 +29,6 @@ pub const GID: u32 = 65534;
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
-const MOUNT_ATTR_NOSUID: u64 = 0x2;
-const MOUNT_ATTR_NODEV: u64 = 0x4;
-const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
-
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
 
 fn os(stage: &str, e: std::io::Error) -> Error {
     Error::Setup { stage: stage.to_string(), step: 0, errno: e.raw_os_error().unwrap_or(0) }
@@ -61,7 +51,7 @@ pub(crate) fn write_tree(path: &Path) -> Result<OwnedFd, Error> {
     // SAFETY: a fresh descriptor we own.
     let tree = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
     let attr = MountAttr {
-        attr_set: MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        attr_set: attr::IDMAP | attr::NOSUID | attr::NODEV,
         attr_clr: 0,
         propagation: 0,
         userns_fd: userns as u64,

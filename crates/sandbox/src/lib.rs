@@ -21,6 +21,7 @@
 //! This is the only crate of the workspace allowed `unsafe`: every block has a `// SAFETY:`
 //! note, and the code between `clone` and `execve` (`child.rs`) is async-signal-safe.
 
+mod attr;
 mod child;
 mod denials;
 mod idmap;

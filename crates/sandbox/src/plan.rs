@@ -2,8 +2,8 @@
 //! string already a C string, so the child after fork only makes system calls.
 //!
 //! The view is built on a fresh tmpfs (the new root) mounted on a staging directory; every
-//! granted host path is bind-mounted at its own path inside it, read-only ones remounted
-//! read-only; hidden paths are covered by an empty mode-000 file or directory; `/dev` gets only
+//! granted host path is bind-mounted at its own path inside it, read-only ones then made
+//! read-only (`attr.rs`); hidden paths are covered by an empty mode-000 file or directory; `/dev` gets only
 //! the safe nodes, `/proc` is the new pid namespace's, scratch directories are empty tmpfs.
 
 use std::collections::{BTreeMap, HashMap};
@@ -14,7 +14,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::landlock::Masks;
-use crate::{Access, Error, Spec};
+use crate::{Access, Error, Spec, attr};
 
 /// One step of the child's mount setup.
 #[derive(Debug)]
@@ -25,8 +25,9 @@ pub(crate) enum Step {
     Touch(CString),
     /// Create a symbolic link `link` -> `target`.
     Symlink { target: CString, link: CString },
-    /// Bind `src` on `dst`, then (if `remount` is set) remount it with those flags.
-    Bind { src: CString, dst: CString, remount: Option<libc::c_ulong> },
+    /// Bind `src` on `dst`, then add the mount attributes `attrs` (`attr.rs`) to the bind, if
+    /// set: read-only, and the like.
+    Bind { src: CString, dst: CString, attrs: Option<u64> },
     /// Mount a tmpfs.
     Tmpfs { dst: CString, data: CString },
     /// Mount the new pid namespace's proc.
@@ -66,7 +67,8 @@ pub(crate) struct Plan {
     pub ids: HashMap<PathBuf, (u64, u64)>,
 }
 
-const MS_RO_BIND: libc::c_ulong = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+/// What a read-only bind is made (the flags its source has locked are kept: `attr.rs`).
+const READ_ONLY: u64 = attr::RDONLY | attr::NOSUID | attr::NODEV;
 
 /// Device nodes shown in `/dev`.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
@@ -83,31 +85,6 @@ fn cpath(p: &Path) -> Result<CString, Error> {
 fn under(root: &Path, p: &Path) -> PathBuf {
     let rel: PathBuf = p.components().filter(|c| !matches!(c, Component::RootDir)).collect();
     root.join(rel)
-}
-
-/// Flags to remount a bind read-only while keeping the flags the source mount has locked
-/// (a user namespace may not clear nosuid, nodev, noexec or the atime mode).
-fn ro_flags(host: &Path) -> libc::c_ulong {
-    let mut flags = MS_RO_BIND | libc::MS_NOSUID | libc::MS_NODEV;
-    if let Ok(c) = cpath(host) {
-        let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
-        // SAFETY: `c` is a valid C string and `st` a properly sized out-buffer.
-        if unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) } == 0 {
-            // SAFETY: statvfs returned 0, so it filled the buffer.
-            let f = unsafe { st.assume_init() }.f_flag;
-            for (st_flag, ms_flag) in [
-                (libc::ST_NOEXEC, libc::MS_NOEXEC),
-                (libc::ST_NOATIME, libc::MS_NOATIME),
-                (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-                (libc::ST_RELATIME, libc::MS_RELATIME),
-            ] {
-                if f & st_flag != 0 {
-                    flags |= ms_flag;
-                }
-            }
-        }
-    }
-    flags
 }
 
 /// Where the setup tmpfs goes: a directory that no granted path lies under.
@@ -429,7 +406,7 @@ impl Builder {
             if host.exists() {
                 let dst = cpath(&dev.join(name))?;
                 self.steps.push(Step::Touch(cpath(&dev.join(name))?));
-                self.steps.push(Step::Bind { src: cpath(&host)?, dst, remount: None });
+                self.steps.push(Step::Bind { src: cpath(&host)?, dst, attrs: None });
             }
         }
         self.steps.push(Step::Mkdir(cpath(&dev.join("shm"))?));
@@ -461,20 +438,19 @@ impl Builder {
                     self.steps.push(Step::Attach { tree: self.trees.len(), dst });
                     self.trees.push(p.to_path_buf());
                 } else {
-                    let remount = (access == Access::Read).then(|| ro_flags(p));
-                    self.steps.push(Step::Bind { src: cpath(p)?, dst, remount });
+                    let attrs = (access == Access::Read).then_some(READ_ONLY);
+                    self.steps.push(Step::Bind { src: cpath(p)?, dst, attrs });
                 }
                 let rights = if access == Access::Read { masks.read } else { masks.write };
                 rules.push(Rule { path: cpath(p)?, access: if dir { rights } else { rights & masks.file } });
             }
             Access::Guard => {
-                self.steps.push(Step::Bind { src: dst.clone(), dst, remount: Some(ro_flags(p)) });
+                self.steps.push(Step::Bind { src: dst.clone(), dst, attrs: Some(READ_ONLY) });
             }
             Access::Hide => {
                 let cover = if meta.is_dir() { "cover-dir" } else { "cover-file" };
                 let src = self.root.parent().map(|s| s.join(cover)).unwrap_or_default();
-                let flags = MS_RO_BIND | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-                self.steps.push(Step::Bind { src: cpath(&src)?, dst, remount: Some(flags) });
+                self.steps.push(Step::Bind { src: cpath(&src)?, dst, attrs: Some(READ_ONLY | attr::NOEXEC) });
             }
         }
         Ok(())

@@ -187,9 +187,9 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
             Step::Mkdir(d) => put(&[b"mkdir", d.as_bytes()]),
             Step::Touch(f) => put(&[b"touch", f.as_bytes()]),
             Step::Symlink { target, link } => put(&[b"symlink", target.as_bytes(), link.as_bytes()]),
-            Step::Bind { src, dst, remount } => {
+            Step::Bind { src, dst, attrs } => {
                 let id = identity(plan, src.as_bytes());
-                let flags = remount.map(|f| f.to_le_bytes().to_vec()).unwrap_or_default();
+                let flags = attrs.map(|f| f.to_le_bytes().to_vec()).unwrap_or_default();
                 put(&[b"bind", src.as_bytes(), &id, dst.as_bytes(), &flags]);
             }
             Step::Tmpfs { dst, data } => put(&[b"tmpfs", dst.as_bytes(), data.as_bytes()]),
@@ -398,13 +398,13 @@ mod tests {
             Step::Tmpfs { dst: c("/mnt/root/tmp"), data: c("mode=1777") },
             Step::Mkdir(c("/mnt/root/tmp/a")),
             Step::Mkdir(c("/mnt/root/tmp/a/ws")),
-            Step::Bind { src: c("/tmp/a/ws"), dst: c("/mnt/root/tmp/a/ws"), remount: None },
+            Step::Bind { src: c("/tmp/a/ws"), dst: c("/mnt/root/tmp/a/ws"), attrs: None },
             Step::Mkdir(c("/mnt/root/tmp/a/ws/.git")),
-            Step::Bind { src: c("/mnt/root/tmp/a/ws/.git"), dst: c("/mnt/root/tmp/a/ws/.git"), remount: Some(1) },
+            Step::Bind { src: c("/mnt/root/tmp/a/ws/.git"), dst: c("/mnt/root/tmp/a/ws/.git"), attrs: Some(1) },
             Step::Touch(c("/mnt/root/tmp/f")),
-            Step::Bind { src: c("/tmp/f"), dst: c("/mnt/root/tmp/f"), remount: None },
+            Step::Bind { src: c("/tmp/f"), dst: c("/mnt/root/tmp/f"), attrs: None },
             Step::Mkdir(c("/mnt/root/usr")),
-            Step::Bind { src: c("/usr"), dst: c("/mnt/root/usr"), remount: Some(1) },
+            Step::Bind { src: c("/usr"), dst: c("/mnt/root/usr"), attrs: Some(1) },
         ]);
         let ops = fresh_ops(&p).unwrap_or_default();
         let got: Vec<String> = ops.iter().map(|o| format!("{o:?}")).collect();
@@ -439,7 +439,7 @@ mod tests {
         let made = std::fs::create_dir_all(&a).and_then(|()| std::fs::create_dir_all(&b));
         assert!(made.is_ok(), "{made:?}");
         let src = CString::new(a.as_os_str().as_bytes()).unwrap_or_default();
-        let p = || plan(vec![Step::Bind { src: src.clone(), dst: c("/mnt/root/x"), remount: None }]);
+        let p = || plan(vec![Step::Bind { src: src.clone(), dst: c("/mnt/root/x"), attrs: None }]);
         let before = key(&p(), false);
         assert_eq!(before, key(&p(), false));
         assert_ne!(before, key(&p(), true), "network is part of the key");

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::support::{TempDir, sh};
+use warden_sandbox::{Access, Mount};
 
 #[test]
 fn true_runs_and_exits_zero() {
@@ -84,4 +85,31 @@ fn output_limit_covers_both_streams() {
     assert_eq!((run.stdout.bytes, run.stderr.bytes), (100_000, 100_000));
     assert!(run.stdout.truncated && run.stderr.truncated);
     assert!(run.stdout.text.len() + run.stderr.text.len() < 1000 + 200, "{}", run.stdout.text.len());
+}
+
+/// Read grants and guarded paths are read-only, nosuid and nodev binds; a hidden path's cover
+/// is also noexec (the per-mount options of `/proc/self/mountinfo`, seen from inside).
+#[test]
+fn read_only_binds_carry_their_mount_attributes() {
+    let t = TempDir::new("attrs");
+    std::fs::create_dir_all(t.path().join(".git/hooks")).unwrap();
+    std::fs::write(t.path().join("secret.txt"), "s").unwrap();
+    let mut spec = sh(t.path(), "cat /proc/self/mountinfo");
+    spec.mounts.push(Mount { path: t.path().join(".git/hooks"), access: Access::Guard });
+    spec.mounts.push(Mount { path: t.path().join("secret.txt"), access: Access::Hide });
+    let run = warden_sandbox::run(&spec).unwrap();
+    assert_eq!(run.exit_code, Some(0), "{run:?}");
+    let options = |point: &std::path::Path| -> Vec<String> {
+        let line = run.stdout.text.lines().find(|l| l.split(' ').nth(4) == point.to_str());
+        let line = line.unwrap_or_else(|| panic!("no mount at {}: {}", point.display(), run.stdout.text));
+        line.split(' ').nth(5).unwrap_or_default().split(',').map(str::to_string).collect()
+    };
+    for point in [std::path::PathBuf::from("/usr"), std::path::PathBuf::from("/etc"), t.path().join(".git/hooks"), t.path().join("secret.txt")] {
+        let o = options(&point);
+        for want in ["ro", "nosuid", "nodev"] {
+            assert!(o.iter().any(|x| x == want), "{}: {o:?}", point.display());
+        }
+    }
+    assert!(options(&t.path().join("secret.txt")).iter().any(|x| x == "noexec"));
+    assert!(options(t.path()).iter().any(|x| x == "rw"), "the workspace stays writable");
 }
