@@ -81,8 +81,9 @@ impl Flag {
 /// One compiled exec pattern.
 #[derive(Debug, Clone)]
 pub(crate) struct ExecMatcher {
-    /// Command word alternatives; `true` when the word contains `/` (full path match).
-    commands: Vec<(Glob, bool)>,
+    /// Command word alternatives; `true` when the word contains `/` (full path match). Most
+    /// patterns name one command: kept inline.
+    commands: smallvec::SmallVec<[(Glob, bool); 1]>,
     /// Argument slots: alternatives of token sequences.
     args: Vec<Vec<Vec<Glob>>>,
     /// `unless` clauses (none of the flags may be present).

@@ -139,9 +139,9 @@ pub(crate) struct ExecEntry {
 pub(crate) struct ExecIndex {
     pub(crate) entries: Vec<ExecEntry>,
     /// Literal base names (`rm`).
-    pub(crate) by_name: WordMap<Vec<usize>>,
+    pub(crate) by_name: WordMap<Entries>,
     /// Literal paths (`/usr/bin/rm`).
-    pub(crate) by_path: WordMap<Vec<usize>>,
+    pub(crate) by_path: WordMap<Entries>,
     /// Command words with wildcards.
     pub(crate) wild: Vec<usize>,
 }
@@ -180,17 +180,20 @@ impl ExecIndex {
     }
 }
 
+/// The entries one command word names: most words are named by one or two rules, kept inline.
+pub(crate) type Entries = smallvec::SmallVec<[usize; 2]>;
+
 /// Adds `i` to the list of `key` in `map` (the key is copied only when new).
-fn add(map: &mut WordMap<Vec<usize>>, key: &str, i: usize) {
+fn add(map: &mut WordMap<Entries>, key: &str, i: usize) {
     match map.get_mut(key) {
         Some(v) => push_unique(v, i),
         None => {
-            map.insert(key.to_owned(), vec![i]);
+            map.insert(key.to_owned(), smallvec::smallvec![i]);
         }
     }
 }
 
-fn push_unique(v: &mut Vec<usize>, i: usize) {
+fn push_unique(v: &mut Entries, i: usize) {
     if v.last() != Some(&i) {
         v.push(i);
     }
