@@ -143,7 +143,7 @@ impl PathPattern {
         let mut pat: Vec<Seg> = root
             .split('/')
             .filter(|s| !s.is_empty())
-            .map(|s| Seg::Word(Glob::Literal(s.to_string())))
+            .map(|s| Seg::Word(Glob::Literal(s.into())))
             .collect();
         pat.extend(self.segs.iter().cloned());
         let (n, m) = (pat.len(), arg.len());

@@ -139,7 +139,7 @@ impl ExecMatcher {
     }
 
     /// Index keys: `(literal, is_path)` per command alternative, `None` for a wildcard.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = Option<(&str, bool)>> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = Option<(&std::sync::Arc<str>, bool)>> {
         self.commands.iter().map(|(g, path)| g.literal().map(|l| (l, *path)))
     }
 

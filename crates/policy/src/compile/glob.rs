@@ -1,11 +1,13 @@
 //! Word globs (`*`, `?`) for command words, argument tokens, flags, tool names, hosts and
 //! environment names. No character classes: `[` is a literal.
 
+use std::sync::Arc;
+
 /// A compiled word pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Glob {
-    /// No wildcard: byte equality.
-    Literal(String),
+    /// No wildcard: byte equality. Shared with the index keys that name it.
+    Literal(Arc<str>),
     /// Contains `*` or `?`.
     Wild(Vec<char>),
 }
@@ -16,12 +18,12 @@ impl Glob {
         if text.bytes().any(|b| b == b'*' || b == b'?') {
             Glob::Wild(text.chars().collect())
         } else {
-            Glob::Literal(text.to_string())
+            Glob::Literal(text.into())
         }
     }
 
-    /// True when the word has no wildcard.
-    pub(crate) fn literal(&self) -> Option<&str> {
+    /// The word, when it has no wildcard.
+    pub(crate) fn literal(&self) -> Option<&Arc<str>> {
         match self {
             Glob::Literal(s) => Some(s),
             Glob::Wild(_) => None,
@@ -31,7 +33,7 @@ impl Glob {
     /// Whether `text` matches the whole pattern.
     pub(crate) fn matches(&self, text: &str) -> bool {
         match self {
-            Glob::Literal(s) => s == text,
+            Glob::Literal(s) => **s == *text,
             Glob::Wild(p) => wild_match(p, text),
         }
     }
@@ -39,7 +41,7 @@ impl Glob {
     /// The literal text after the last wildcard.
     pub(crate) fn literal_suffix(&self) -> String {
         match self {
-            Glob::Literal(s) => s.clone(),
+            Glob::Literal(s) => s.to_string(),
             Glob::Wild(p) => {
                 let tail: Vec<char> = p.iter().rev().take_while(|c| **c != '*' && **c != '?').copied().collect();
                 tail.into_iter().rev().collect()
@@ -50,7 +52,7 @@ impl Glob {
     /// The literal text before the first wildcard.
     pub(crate) fn literal_prefix(&self) -> String {
         match self {
-            Glob::Literal(s) => s.clone(),
+            Glob::Literal(s) => s.to_string(),
             Glob::Wild(p) => p.iter().take_while(|c| **c != '*' && **c != '?').collect(),
         }
     }

@@ -7,6 +7,7 @@ use crate::ast::{FsAccess, Verdict};
 use crate::decision::{Backend, LayerKind, Limits};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 /// A map keyed by words of the policy (command names, path segments, tool names), looked up
 /// with words of a request on every decision.
@@ -14,7 +15,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// Its hash is a multiply-rotate over 8-byte words, several times cheaper than SipHash on such
 /// short keys. It is not keyed: only the policy's own words are inserted, so a request can make
 /// a lookup cost no more than the longest probe the policy's keys already form.
-pub(crate) type WordMap<V> = HashMap<String, V, BuildHasherDefault<WordHasher>>;
+///
+/// Keys are shared with the literal globs they come from (`Glob::Literal`): indexing a word
+/// copies no text.
+pub(crate) type WordMap<V> = HashMap<Arc<str>, V, BuildHasherDefault<WordHasher>>;
 
 /// The hasher of [`WordMap`].
 #[derive(Debug, Default, Clone, Copy)]
@@ -183,14 +187,9 @@ impl ExecIndex {
 /// The entries one command word names: most words are named by one or two rules, kept inline.
 pub(crate) type Entries = smallvec::SmallVec<[usize; 2]>;
 
-/// Adds `i` to the list of `key` in `map` (the key is copied only when new).
-fn add(map: &mut WordMap<Entries>, key: &str, i: usize) {
-    match map.get_mut(key) {
-        Some(v) => push_unique(v, i),
-        None => {
-            map.insert(key.to_owned(), smallvec::smallvec![i]);
-        }
-    }
+/// Adds `i` to the list of `key` in `map` (the key shares the glob's text).
+fn add(map: &mut WordMap<Entries>, key: &Arc<str>, i: usize) {
+    push_unique(map.entry(Arc::clone(key)).or_default(), i);
 }
 
 fn push_unique(v: &mut Entries, i: usize) {
@@ -210,7 +209,7 @@ impl ToolIndex {
     pub(crate) fn push(&mut self, name: &str, rule: usize) {
         let g = Glob::new(name);
         match g.literal() {
-            Some(l) => self.exact.entry(l.to_string()).or_default().push(rule),
+            Some(l) => self.exact.entry(Arc::clone(l)).or_default().push(rule),
             None => self.wild.push((g, rule)),
         }
     }
@@ -377,7 +376,7 @@ mod tests {
             (0..2_000).map(|i| format!("{}{i}", ["", "tool", "a-much-longer-command-name-", "é"][i % 4])).collect();
         let mut map: WordMap<usize> = WordMap::default();
         for (i, k) in keys.iter().enumerate() {
-            map.insert(k.clone(), i);
+            map.insert(k.as_str().into(), i);
         }
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(map.get(k.as_str()), Some(&i), "{k}");

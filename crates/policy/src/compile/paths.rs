@@ -377,7 +377,7 @@ impl PathPattern {
     }
 
     /// The first segment if it is a literal (index key).
-    fn first_literal(&self) -> Option<&str> {
+    fn first_literal(&self) -> Option<&std::sync::Arc<str>> {
         match self.segs.first() {
             Some(Seg::Word(g)) => g.literal(),
             _ => None,
@@ -385,7 +385,7 @@ impl PathPattern {
     }
 
     /// The last literal segment: every matching path has it as one of its segments.
-    fn some_literal(&self) -> Option<&str> {
+    fn some_literal(&self) -> Option<&std::sync::Arc<str>> {
         self.segs.iter().rev().find_map(|s| match s {
             Seg::Word(g) => g.literal(),
             Seg::Any => None,
@@ -491,12 +491,12 @@ impl<T: Clone> PathIndex<T> {
     pub(crate) fn insert(&mut self, pattern: PathPattern, value: T) {
         self.len += 1;
         if let Some(first) = pattern.first_literal() {
-            let first = first.to_string();
+            let first = std::sync::Arc::clone(first);
             if let Some(map) = self.keyed.get_mut(pattern.root.slot()) {
                 map.entry(first).or_default().push((pattern, value));
             }
         } else if let Some(lit) = pattern.some_literal() {
-            let lit = lit.to_string();
+            let lit = std::sync::Arc::clone(lit);
             self.by_literal.entry(lit).or_default().push((pattern, value));
         } else {
             self.other.push((pattern, value));
