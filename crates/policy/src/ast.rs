@@ -187,8 +187,8 @@ pub enum Rule {
 /// An exec pattern: `COMMAND [ARG...] [unless FLAGS] [with FLAGS]...`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecPattern {
-    /// Alternatives for the command word (one or more).
-    pub command: Vec<Spanned<String>>,
+    /// Alternatives for the command word (one or more; most patterns name one, kept inline).
+    pub command: Words,
     /// Argument positions, each a set of alternative token sequences.
     pub args: Vec<ArgAlt>,
     /// `unless` and `with` conditions in source order.
@@ -196,6 +196,9 @@ pub struct ExecPattern {
     /// The whole pattern.
     pub span: Span,
 }
+
+/// The command word alternatives of an exec pattern.
+pub type Words = smallvec::SmallVec<[Spanned<String>; 1]>;
 
 /// One argument slot: a single word is one alternative of one token.
 #[derive(Debug, Clone, PartialEq, Eq)]

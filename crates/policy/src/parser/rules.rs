@@ -5,7 +5,7 @@ use pest::iterators::Pair;
 use super::Rule;
 use super::build::Builder;
 use crate::ast::{
-    ArgAlt, Condition, ConditionKind, ExecPattern, FsAccess, Net, PathRef, Rule as AstRule, Spanned,
+    ArgAlt, Condition, ConditionKind, ExecPattern, FsAccess, Net, PathRef, Rule as AstRule, Spanned, Words,
 };
 
 fn is_token(r: Rule) -> bool {
@@ -43,7 +43,7 @@ impl Builder<'_> {
                     .collect::<Vec<_>>()
                     .into_iter();
                 let empty = ExecPattern {
-                    command: Vec::new(),
+                    command: Words::new(),
                     args: Vec::new(),
                     conditions: Vec::new(),
                     span,
@@ -168,14 +168,14 @@ impl Builder<'_> {
     pub(super) fn pattern(&mut self, pair: Pair<'_, Rule>) -> ExecPattern {
         let span = self.span(&pair);
         let mut pattern = ExecPattern {
-            command: Vec::new(),
+            command: Words::new(),
             args: Vec::new(),
             conditions: Vec::new(),
             span,
         };
         for inner in pair.into_inner() {
             match inner.as_rule() {
-                Rule::command | Rule::pipe_command => pattern.command = self.ptokens(inner),
+                Rule::command | Rule::pipe_command => pattern.command = Words::from_vec(self.ptokens(inner)),
                 Rule::arg | Rule::pipe_arg => {
                     let span = self.span(&inner);
                     let mut alternatives = Vec::new();

@@ -128,7 +128,7 @@ mod generated {
             prop::collection::vec(condition, 0..2),
         )
             .prop_map(|(command, args, conditions)| ExecPattern {
-                command,
+                command: command.into(),
                 args,
                 conditions,
                 span: 0..0,

@@ -2,7 +2,7 @@
 //! patterns.
 
 use super::{Fast, Parsed};
-use crate::ast::{ArgAlt, Condition, ExecPattern, FsAccess, Net, PathRef, Rule, Spanned};
+use crate::ast::{ArgAlt, Condition, ExecPattern, FsAccess, Net, PathRef, Rule, Spanned, Words};
 
 impl Fast<'_> {
     /// `rule_body`, from its keyword at `p`.
@@ -113,7 +113,7 @@ impl Fast<'_> {
             let (flags, e) = self.alternatives(self.skip(k), pipe)?;
             conditions.push(Condition {
                 kind,
-                flags,
+                flags: flags.into_vec(),
                 span: q..e,
             });
             end = e;
@@ -129,13 +129,13 @@ impl Fast<'_> {
 
     /// A command or the flags of a condition: `lparen ~ ptoken ~ (bar ~ ptoken)* ~ rparen |
     /// ptoken`.
-    fn alternatives(self, p: usize, pipe: bool) -> Parsed<Vec<Spanned<String>>> {
+    fn alternatives(self, p: usize, pipe: bool) -> Parsed<Words> {
         if self.byte(p) != Some(b'(') {
             let (token, end) = self.ptoken(p, pipe)?;
-            return Some((vec![token], end));
+            return Some((smallvec::smallvec![token], end));
         }
         let (out, end) = self.separated(self.skip(p + 1), b'|', |f, q| f.ptoken(q, pipe))?;
-        self.rparen(end).map(|end| (out, end))
+        self.rparen(end).map(|end| (Words::from_vec(out), end))
     }
 
     /// An argument group: `lparen ~ seq ~ (bar ~ seq)* ~ rparen`, `seq = { ptoken+ }`.
