@@ -189,11 +189,21 @@ fn hostile_command_strings_are_decided_not_crashed() {
 }
 
 /// The program headers' types of an ELF64 little-endian file.
-fn program_header_types(elf: &[u8]) -> Vec<u32> {
-    let field = |at: usize, len: usize| elf.get(at..at + len).map(|b| b.iter().rev().fold(0u64, |v, x| (v << 8) | u64::from(*x))).unwrap();
+/// The little-endian field of `len` bytes at byte `at` of an ELF file.
+fn elf_field(elf: &[u8], at: u64, len: usize) -> u64 {
+    let at = usize::try_from(at).unwrap();
+    elf.get(at..at + len).map(|b| b.iter().rev().fold(0u64, |v, x| (v << 8) | u64::from(*x))).unwrap()
+}
+
+/// Where an ELF file's program headers are: (offset, size of one, how many).
+fn program_headers(elf: &[u8]) -> (u64, u64, u64) {
     assert_eq!(elf.get(..4), Some(&b"\x7fELF"[..]));
-    let (offset, size, count) = (field(0x20, 8), field(0x36, 2), field(0x38, 2));
-    (0..count).map(|i| u32::try_from(field(usize::try_from(offset + i * size).unwrap(), 4)).unwrap()).collect()
+    (elf_field(elf, 0x20, 8), elf_field(elf, 0x36, 2), elf_field(elf, 0x38, 2))
+}
+
+fn program_header_types(elf: &[u8]) -> Vec<u32> {
+    let (offset, size, count) = program_headers(elf);
+    (0..count).map(|i| u32::try_from(elf_field(elf, offset + i * size, 4)).unwrap()).collect()
 }
 
 /// With the workspace's `crt-static` (`.cargo/config.toml`), `warden` loads no shared library:
@@ -213,11 +223,8 @@ fn warden_starts_without_a_dynamic_loader() {
 /// The tags of an ELF file's dynamic section (`PT_DYNAMIC`), in order.
 fn dynamic_tags(elf: &[u8]) -> Vec<u64> {
     const PT_DYNAMIC: u64 = 2;
-    let field = |at: u64, len: usize| {
-        let at = usize::try_from(at).unwrap();
-        elf.get(at..at + len).map(|b| b.iter().rev().fold(0u64, |v, x| (v << 8) | u64::from(*x))).unwrap()
-    };
-    let (offset, size, count) = (field(0x20, 8), field(0x36, 2), field(0x38, 2));
+    let field = |at: u64, len: usize| elf_field(elf, at, len);
+    let (offset, size, count) = program_headers(elf);
     let Some(dynamic) = (0..count).map(|i| offset + i * size).find(|h| field(*h, 4) == PT_DYNAMIC) else { return Vec::new() };
     let (start, len) = (field(dynamic + 8, 8), field(dynamic + 0x20, 8));
     (0..len / 16).map(|i| field(start + i * 16, 8)).take_while(|tag| *tag != 0).collect()

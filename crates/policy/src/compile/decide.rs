@@ -116,7 +116,8 @@ fn rule_why<'s>(set: &'s PolicySet, layer: &LayerC, r: &RuleC) -> Option<&'s Arc
     let slot = set.why.get(r.id)?;
     Some(slot.get_or_init(|| {
         let tier = r.tier.and_then(|t| layer.tiers.get(t)).map(|t| Arc::clone(&t.name));
-        Arc::new(RuleWhy::new(tier, message_of(set, layer, r), rule.clone()))
+        let message = r.message(&rule.text, tier.as_deref());
+        Arc::new(RuleWhy::new(tier, message, rule.clone()))
     }))
 }
 
