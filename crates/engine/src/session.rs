@@ -237,23 +237,32 @@ impl Session {
         let mut gate = Gate { explanation, refused: None, decision_seq: None, pending: false, tool: "exec".into(), subject, path: None, input };
         let opts = self.cleared_opts(&gate, opts);
         self.spent.commands += 1;
-        let mut recorded = None;
-        let result = {
-            let Session { engine, env, log, .. } = &mut *self;
-            let mut record = || {
-                let r = append(log, &entry);
-                let refused = r.as_ref().err().map(ToString::to_string);
-                recorded = Some(r);
-                refused.map_or(Ok(()), Err)
+        let Session { engine, env, log, .. } = &mut *self;
+        let log = std::sync::Mutex::new(log);
+        // The record is written (and synced) on a thread of its own from now on, while the
+        // sandbox is built; the gate waits for it. A run that starts nothing (the outcome says
+        // why) never calls the gate: its record is waited for afterwards all the same.
+        let (result, receipt) = std::thread::scope(|s| {
+            let write = || append(&mut log.lock().unwrap_or_else(std::sync::PoisonError::into_inner), &entry);
+            let mut writing = std::thread::Builder::new().name("warden-record".into()).spawn_scoped(s, write).ok();
+            let mut written = move || match writing.take() {
+                Some(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("writing the decision record panicked".into()))),
+                None => write(),
             };
-            engine.run_gated(&gate.explanation, job, env, &opts, &mut record)
-        };
-        // Not called by the run: nothing was started (the outcome says why). Record it now.
-        let receipt = match recorded {
-            Some(r) => r,
-            None => append(&mut self.log, &entry),
-        }?;
-        gate.decision_seq = receipt.map(|r| r.seq);
+            let mut recorded = None;
+            let result = {
+                let mut record = || {
+                    let r = written();
+                    let refused = r.as_ref().err().map(ToString::to_string);
+                    recorded = Some(r);
+                    refused.map_or(Ok(()), Err)
+                };
+                engine.run_gated(&gate.explanation, job, env, &opts, &mut record)
+            };
+            let receipt = recorded.unwrap_or_else(written);
+            (result, receipt)
+        });
+        gate.decision_seq = receipt?.map(|r| r.seq);
         self.complete(Cleared { gate, opts }, result)
     }
 
