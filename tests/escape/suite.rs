@@ -308,6 +308,16 @@ fn judge(case: &Case, runner: Runner, fx: &Fixture) -> Verdict {
                 build == Build::View
             ));
         }
+        // A one-shot run without network starts in the process made while its policy loaded:
+        // that is the process these cases attack.
+        let ahead = outcome
+            .sandbox
+            .as_deref()
+            .is_some_and(|s| s.contains("sandbox process started ahead"));
+        let no_net = outcome.sandbox.as_deref().is_some_and(|s| s.contains("\"net\""));
+        if build == Build::OneShot && no_net && !ahead {
+            why.push("a one-shot run without network did not use the process started ahead".into());
+        }
     }
     if why.is_empty() { Ok(()) } else { Err(why) }
 }

@@ -38,4 +38,4 @@ pub use budget::Spent;
 pub use records::policy_hash;
 pub use session::{AuditLog, Cleared, Gate, Session, SessionConfig, SessionError};
 pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};
-pub use warden_sandbox::warm as warm_sandbox;
+pub use warden_sandbox::prestart as prestart_sandbox;

@@ -15,7 +15,7 @@
 //! Credentials change through raw system calls: glibc's `setresuid` and friends signal every
 //! thread the parent had, which the child does not.
 
-use std::ffi::{CStr, c_char};
+use std::ffi::{CStr, CString, c_char};
 use std::os::fd::RawFd;
 
 use crate::landlock::Masks;
@@ -144,12 +144,107 @@ pub(crate) fn p(c: &CStr) -> *const c_char {
 pub(crate) unsafe fn enter(c: &Child) -> ! {
     // SAFETY: the caller's contract, passed on.
     unsafe {
-        start(c);
+        let io = Stdio { stdin: c.stdin, stdout: c.stdout, stderr: c.stderr, sync: c.sync, err: c.err };
+        // The first go says the id maps are written. In a prepared view they exist already:
+        // the only go is the last one (see `finish`), so the setup overlaps the parent's work.
+        start(&[c.sync_w], &io, c.fresh.is_none());
         match c.fresh {
             None => build(c.plan, c.trees, c.err),
             Some(ops) => crate::view_child::fresh(ops, c.err),
         }
         finish(c)
+    }
+}
+
+/// A process started ahead ([`crate::prestart`]): the standard descriptors, the signals, the
+/// id maps' go, and the part of the mount view every plan begins with, built while the caller
+/// still loads its policy; then the run's [`Child`] (and its detached trees) received on
+/// `e.ctl`, the rest of its plan, and [`finish`]. The end of `e.ctl` instead: exit. Never
+/// returns.
+///
+/// # Safety
+/// Must be called only in the child right after `clone`, with every pointer in `e` valid, and
+/// every pointer in the [`Child`] it receives valid until it has exec'd or exited.
+pub(crate) unsafe fn enter_early(e: &crate::prestart::Early) -> ! {
+    // SAFETY: (the whole block) the caller's contract; raw system calls on prepared memory.
+    unsafe {
+        // Every other descriptor the caller had at the clone goes first: this process may wait
+        // long, and a copy of another pipe's write end held meanwhile would keep its reader
+        // from ever seeing the end (the parent's own ends of this process's pipes too).
+        let io = &e.stdio;
+        let mut keep = [io.stdin, io.stdout, io.stderr, io.sync, io.err, e.ctl];
+        close_others(&mut keep);
+        start(&[], io, true);
+        stage(&e.stage, e.stdio.err);
+        steps(&e.base, 0, &[], e.stdio.err);
+        let mut trees = [-1; crate::prestart::MAX_TREES];
+        let Some((c, n)) = receive(e.ctl, &mut trees) else { libc::_exit(0) };
+        let c: &Child = &*c;
+        let rest = c.plan.steps.get(e.base.len()..).unwrap_or_default();
+        steps(rest, e.base.len(), trees.get(..n).unwrap_or_default(), c.err);
+        pivot(&c.plan.staging.root, c.err);
+        finish(c)
+    }
+}
+
+/// Closes every descriptor from 3 up but those in `keep`.
+///
+/// # Safety
+/// Only in a child between `clone` and `execve` (it closes descriptors it does not own).
+unsafe fn close_others(keep: &mut [RawFd]) {
+    keep.sort_unstable();
+    let mut from: RawFd = 3;
+    for &fd in keep.iter() {
+        if fd > from {
+            // SAFETY: closes descriptors of this process's own table.
+            unsafe { libc::syscall(libc::SYS_close_range, from as u32, (fd - 1) as u32, 0u32) };
+        }
+        from = from.max(fd + 1);
+    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, from as u32, u32::MAX, 0u32) };
+}
+
+/// Receives the run's [`Child`] (its address: the memory is shared) and up to
+/// [`crate::prestart::MAX_TREES`] descriptors into `trees`; `None` at the end of `ctl` or on
+/// anything else.
+///
+/// # Safety
+/// `ctl` is a `SOCK_SEQPACKET` socket the parent writes [`crate::prestart`]'s message to.
+unsafe fn receive(ctl: RawFd, trees: &mut [RawFd; crate::prestart::MAX_TREES]) -> Option<(*const Child<'static>, usize)> {
+    #[repr(C, align(8))]
+    struct Control([u8; 128]);
+    let mut addr = 0usize;
+    let mut iov = libc::iovec { iov_base: (&raw mut addr).cast(), iov_len: size_of::<usize>() };
+    let mut control = Control([0; 128]);
+    // SAFETY: (the whole block) recvmsg into stack buffers whose sizes we pass; the CMSG_*
+    // helpers only compute addresses inside `control`.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = control.0.len();
+        let got = loop {
+            let r = libc::recvmsg(ctl, &raw mut msg, libc::MSG_CMSG_CLOEXEC);
+            if r >= 0 || errno() != libc::EINTR {
+                break r;
+            }
+        };
+        if got != size_of::<usize>() as isize || addr == 0 || msg.msg_flags & libc::MSG_CTRUNC != 0 {
+            return None;
+        }
+        let mut n = 0;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if !cmsg.is_null() && (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+            let bytes = (*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize;
+            n = (bytes / size_of::<RawFd>()).min(trees.len());
+            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+            for (i, slot) in trees.iter_mut().enumerate().take(n) {
+                *slot = data.add(i).read_unaligned();
+            }
+        }
+        Some((addr as *const Child<'static>, n))
     }
 }
 
@@ -168,19 +263,33 @@ macro_rules! check {
 }
 pub(crate) use check;
 
-/// Standard descriptors, default signal dispositions, the parent's go, no controlling
-/// terminal and a process group of its own.
+/// The command's standard descriptors, and the pipes the parent talks to it through.
+pub(crate) struct Stdio {
+    pub stdin: RawFd,
+    pub stdout: RawFd,
+    pub stderr: RawFd,
+    /// The go pipe's read end.
+    pub sync: RawFd,
+    /// The error pipe's write end.
+    pub err: RawFd,
+}
+
+/// Closes this process's copies of the parent's ends (`close`: then a read sees the end of a
+/// pipe the parent gave up), standard descriptors, default signal dispositions, the parent's
+/// first go when `wait`, no controlling terminal and a process group of its own.
 ///
 /// # Safety
 /// Same as [`enter`].
-unsafe fn start(c: &Child) {
+unsafe fn start(close: &[RawFd], io: &Stdio, wait: bool) {
     // SAFETY: (the whole block) raw system calls on descriptors and buffers the parent prepared
     // (see module docs).
     unsafe {
-        libc::close(c.sync_w);
-        check!(c.err, libc::dup2(c.stdin, 0), Stage::Stdio);
-        check!(c.err, libc::dup2(c.stdout, 1), Stage::Stdio);
-        check!(c.err, libc::dup2(c.stderr, 2), Stage::Stdio);
+        for fd in close {
+            libc::close(*fd);
+        }
+        check!(io.err, libc::dup2(io.stdin, 0), Stage::Stdio);
+        check!(io.err, libc::dup2(io.stdout, 1), Stage::Stdio);
+        check!(io.err, libc::dup2(io.stderr, 2), Stage::Stdio);
         // Signals: an ignored disposition survives exec (Rust ignores SIGPIPE): reset them all.
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
@@ -190,10 +299,8 @@ unsafe fn start(c: &Child) {
                 libc::signal(sig, libc::SIG_DFL);
             }
         }
-        // The first go says the id maps are written. In a prepared view they exist already:
-        // the only go is the last one (see `finish`), so the setup overlaps the parent's work.
-        if c.fresh.is_none() {
-            wait_go(c.sync, c.err);
+        if wait {
+            wait_go(io.sync, io.err);
         }
         // No controlling terminal, own process group. Not setsid: a new session costs a
         // scheduler autogroup (0.5-2 ms here). TIOCNOTTY from a process that is not a session
@@ -204,9 +311,9 @@ unsafe fn start(c: &Child) {
         if tty >= 0 {
             let r = libc::ioctl(tty, libc::TIOCNOTTY);
             libc::close(tty);
-            check!(c.err, r, Stage::Session);
+            check!(io.err, r, Stage::Session);
         }
-        check!(c.err, libc::setpgid(0, 0), Stage::Session);
+        check!(io.err, libc::setpgid(0, 0), Stage::Session);
     }
 }
 
@@ -222,27 +329,64 @@ pub(crate) unsafe fn wait_go(sync: RawFd, err: RawFd) {
     }
 }
 
+/// Where a plan's view is built: the staging directory, its cover file and folder, and the
+/// new root beneath it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Staging {
+    pub dir: CString,
+    pub cover_file: CString,
+    pub cover_dir: CString,
+    pub root: CString,
+}
+
 /// Builds the mount view of `plan` and makes it the root: private propagation, the staging
 /// tmpfs, every step, pivot_root, the old root detached, the new root read-only.
 ///
 /// # Safety
 /// Same as [`enter`]; `trees` are the descriptors [`Step::Attach`] names.
 pub(crate) unsafe fn build(plan: &Plan, trees: &[RawFd], err: RawFd) {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        stage(&plan.staging, err);
+        steps(&plan.steps, 0, trees, err);
+        pivot(&plan.staging.root, err);
+    }
+}
+
+/// Private propagation, the staging tmpfs with the cover file and folder, the new root's
+/// tmpfs.
+///
+/// # Safety
+/// Same as [`enter`].
+unsafe fn stage(s: &Staging, err: RawFd) {
     let null = std::ptr::null::<c_char>();
     // SAFETY: (the whole block) raw system calls on C strings the parent prepared.
     unsafe {
         check!(err, libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()), Stage::Private);
         let tmpfs = c"tmpfs".as_ptr();
         let setup = libc::MS_NOSUID | libc::MS_NODEV;
-        check!(err, libc::mount(tmpfs, p(&plan.staging), tmpfs, setup, c"mode=0755,size=1m".as_ptr().cast()), Stage::Staging);
-        let fd = libc::open(p(&plan.cover_file), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0);
+        check!(err, libc::mount(tmpfs, p(&s.dir), tmpfs, setup, c"mode=0755,size=1m".as_ptr().cast()), Stage::Staging);
+        let fd = libc::open(p(&s.cover_file), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0);
         check!(err, fd, Stage::Staging);
         libc::close(fd);
-        check!(err, libc::mkdir(p(&plan.cover_dir), 0), Stage::Staging);
-        check!(err, libc::mkdir(p(&plan.root), 0o755), Stage::Staging);
-        check!(err, libc::mount(tmpfs, p(&plan.root), tmpfs, setup, c"mode=0755".as_ptr().cast()), Stage::Staging);
+        check!(err, libc::mkdir(p(&s.cover_dir), 0), Stage::Staging);
+        check!(err, libc::mkdir(p(&s.root), 0o755), Stage::Staging);
+        check!(err, libc::mount(tmpfs, p(&s.root), tmpfs, setup, c"mode=0755".as_ptr().cast()), Stage::Staging);
+    }
+}
 
-        for (i, step) in plan.steps.iter().enumerate() {
+/// Makes `steps` (numbered from `first` in failure reports); `trees` are the descriptors
+/// [`Step::Attach`] names.
+///
+/// # Safety
+/// Same as [`enter`].
+unsafe fn steps(steps: &[Step], first: usize, trees: &[RawFd], err: RawFd) {
+    let null = std::ptr::null::<c_char>();
+    let tmpfs = c"tmpfs".as_ptr();
+    let setup = libc::MS_NOSUID | libc::MS_NODEV;
+    // SAFETY: (the whole block) raw system calls on C strings the parent prepared.
+    unsafe {
+        for (i, step) in steps.iter().enumerate() {
             let r = match step {
                 Step::Mkdir(d) => mkdir(d),
                 Step::Touch(f) => touch(f),
@@ -261,10 +405,20 @@ pub(crate) unsafe fn build(plan: &Plan, trees: &[RawFd], err: RawFd) {
                 }
                 Step::Proc(dst) => proc_mount(dst),
             };
-            check!(err, r, Stage::Step, i);
+            check!(err, r, Stage::Step, first + i);
         }
+    }
+}
 
-        check!(err, libc::chdir(p(&plan.root)), Stage::Pivot);
+/// Makes `root` the root: pivot_root, the old root detached, the new root read-only.
+///
+/// # Safety
+/// Same as [`enter`].
+unsafe fn pivot(root: &CStr, err: RawFd) {
+    let null = std::ptr::null::<c_char>();
+    // SAFETY: (the whole block) raw system calls on C strings the parent prepared.
+    unsafe {
+        check!(err, libc::chdir(p(root)), Stage::Pivot);
         check!(err, libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()), Stage::Pivot);
         check!(err, libc::umount2(c".".as_ptr(), libc::MNT_DETACH), Stage::Pivot);
         check!(err, libc::chdir(c"/".as_ptr()), Stage::Pivot);
@@ -368,6 +522,7 @@ unsafe fn finish(c: &Child) -> ! {
         // gate; the wait needs only read, write and exit): the parent's gate passed (its
         // decision record is on disk) and it holds the run's mount namespace (see
         // `spawn::release_later`). End of file instead: exit. Nothing but execve follows.
+        { let mut ts: libc::timespec = std::mem::zeroed(); libc::clock_gettime(libc::CLOCK_MONOTONIC, &raw mut ts); READY.store((ts.tv_sec as u64)*1_000_000_000 + ts.tv_nsec as u64, std::sync::atomic::Ordering::SeqCst); }
         wait_go(c.sync, c.err);
         libc::execve(p(&plan.program), c.argv.as_ptr(), c.env.as_ptr());
         fail(c.err, Stage::Exec, 0, errno())
@@ -410,3 +565,5 @@ unsafe fn landlock(c: &Child) {
         libc::close(ruleset);
     }
 }
+
+pub static READY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

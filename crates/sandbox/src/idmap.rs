@@ -71,29 +71,14 @@ pub(crate) fn write_tree(path: &Path) -> Result<OwnedFd, Error> {
 /// The user namespaces made so far, by the owner they map.
 static CACHE: Mutex<BTreeMap<(u32, u32), OwnedFd>> = Mutex::new(BTreeMap::new());
 
-/// Starts making, on a thread of its own, the user namespace that a run writing beneath `path`
-/// idmaps it with (root callers only; nothing for others, or when `path` is not there), so
-/// that it is ready when the run asks for it: a one-shot `warden run` makes it while it loads
-/// its policy. It grants nothing: the namespace only maps `path`'s owner to [`UID`]/[`GID`],
-/// and a run that never writes there never uses it.
-///
-/// The same thread then makes a spare network namespace for the next run without network
-/// (`spare.rs`).
-pub fn warm(path: &Path) {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return;
-    }
-    let owner = std::fs::metadata(path).ok().map(|meta| (meta.uid(), meta.gid()));
-    // Detached: a run that asks first makes the namespace itself, or waits on the cache's
-    // lock while this thread makes it; either way it is made once. The spare comes last:
-    // making it leaves this thread in it.
-    let _ = std::thread::Builder::new().name("warden-idmap".into()).spawn(move || {
-        if let Some((uid, gid)) = owner {
-            let _ = userns(uid, gid);
-        }
-        crate::spare::make();
-    });
+/// The owner (uid, gid) of `path`, if it is there.
+pub(crate) fn owner(path: &Path) -> Option<(u32, u32)> {
+    std::fs::metadata(path).ok().map(|meta| (meta.uid(), meta.gid()))
+}
+
+/// Makes the user namespace that idmaps what `uid`/`gid` own, unless it is made already.
+pub(crate) fn warm_owner(uid: u32, gid: u32) {
+    let _ = userns(uid, gid);
 }
 
 /// A user namespace mapping `uid`/`gid` to [`UID`]/[`GID`], made once per process and owner.
@@ -188,15 +173,10 @@ mod tests {
         // An owner of this test's own, so that the cache entry is this test's.
         let (uid, gid) = (4242, 4243);
         std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
-        warm(&dir);
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let warmed = loop {
-            if let Some(fd) = CACHE.lock().unwrap().get(&(uid, gid)) {
-                break fd.as_raw_fd();
-            }
-            assert!(std::time::Instant::now() < deadline, "the namespace was not made ahead");
-            std::thread::sleep(Duration::from_millis(1));
-        };
+        // Made on another thread, as `prestart` makes it while the policy loads.
+        let (o_uid, o_gid) = owner(&dir).unwrap();
+        std::thread::spawn(move || warm_owner(o_uid, o_gid)).join().unwrap();
+        let warmed = CACHE.lock().unwrap().get(&(uid, gid)).map(|fd| fd.as_raw_fd()).expect("the namespace was not made ahead");
         assert_eq!(userns(uid, gid).unwrap(), warmed, "the run made a second namespace");
         // And it maps the owner to the command's id: the tree shows the folder as UID's.
         let tree = write_tree(&dir).unwrap();

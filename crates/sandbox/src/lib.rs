@@ -27,16 +27,16 @@ mod denials;
 mod idmap;
 mod landlock;
 mod plan;
+mod prestart;
 mod seccomp;
 mod spawn;
-mod spare;
 mod spec;
 mod view;
 mod view_child;
 
-pub use idmap::warm;
 pub use landlock::abi as landlock_abi;
 pub use plan::{Shown, shown};
+pub use prestart::prestart;
 pub use spawn::{run, run_gated};
 pub use spec::{Access, Limits, Mount, Spec};
 pub use view::{Views, set_views};

@@ -13,11 +13,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
+use crate::child::Staging;
 use crate::landlock::Masks;
 use crate::{Access, Error, Spec, attr};
 
 /// One step of the child's mount setup.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Step {
     /// Create a directory (mode 0755); an existing one is fine.
     Mkdir(CString),
@@ -46,13 +47,10 @@ pub(crate) struct Rule {
 /// Everything the child needs, prepared in the parent.
 #[derive(Debug)]
 pub(crate) struct Plan {
-    /// The staging directory the setup tmpfs is mounted on.
-    pub staging: CString,
-    /// The new root (`staging/root`).
-    pub root: CString,
-    /// An empty mode-000 file and directory used to cover hidden paths.
-    pub cover_file: CString,
-    pub cover_dir: CString,
+    /// The staging directory the setup tmpfs is mounted on, the empty mode-000 file and
+    /// directory in it that cover hidden paths, and the new root (`staging/root`).
+    pub staging: Staging,
+    /// The steps, beginning with [`base`]'s.
     pub steps: Vec<Step>,
     pub rules: Vec<Rule>,
     pub cwd: CString,
@@ -85,6 +83,27 @@ fn cpath(p: &Path) -> Result<CString, Error> {
 fn under(root: &Path, p: &Path) -> PathBuf {
     let rel: PathBuf = p.components().filter(|c| !matches!(c, Component::RootDir)).collect();
     root.join(rel)
+}
+
+/// The staging directory's C strings (see [`Staging`]).
+fn staged(dir: &Path) -> Result<Staging, Error> {
+    Ok(Staging {
+        dir: cpath(dir)?,
+        cover_file: cpath(&dir.join("cover-file"))?,
+        cover_dir: cpath(&dir.join("cover-dir"))?,
+        root: cpath(&dir.join("root"))?,
+    })
+}
+
+/// What every plan's view begins with whatever it grants, for a process started before the
+/// plan is known (`prestart.rs`): the staging directory a plan granting nothing beneath it
+/// would use (every plan has a scratch `/tmp` and most a `/var/tmp`), and the first steps
+/// (`/dev`, the folder `/proc` is mounted on). [`Plan::new`] makes the same steps first; a
+/// plan whose staging directory differs cannot use such a process.
+pub(crate) fn base() -> Result<(Staging, Vec<Step>), Error> {
+    let dir = staging_dir(&[PathBuf::from("/tmp"), PathBuf::from("/var/tmp")])?;
+    let b = Builder::based(&dir.join("root"), false)?;
+    Ok((staged(&dir)?, b.steps))
 }
 
 /// Where the setup tmpfs goes: a directory that no granted path lies under.
@@ -241,7 +260,7 @@ impl Plan {
         all.extend(scratch.iter().cloned());
         let staging = staging_dir(&all)?;
         let root = staging.join("root");
-        let mut b = Builder { root: root.clone(), made: Vec::new(), steps: Vec::new(), mapped, trees: Vec::new() };
+        let mut b = Builder::based(&root, mapped)?;
 
         // Scratch directories, /dev and /proc first: granted paths may sit beneath them.
         let mut targets: Vec<(PathBuf, Target)> = Vec::new();
@@ -253,8 +272,6 @@ impl Plan {
         }
         targets.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.order().cmp(&y.1.order())));
 
-        b.dev()?;
-        b.mkdir_p(Path::new("/proc"))?;
         for (link, text) in symlinks(spec, &view, &mut canon) {
             if let Some(parent) = link.parent() {
                 b.mkdir_p(parent)?;
@@ -293,10 +310,7 @@ impl Plan {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Some(Plan {
-            staging: cpath(&staging)?,
-            cover_file: cpath(&staging.join("cover-file"))?,
-            cover_dir: cpath(&staging.join("cover-dir"))?,
-            root: cpath(&root)?,
+            staging: staged(&staging)?,
             steps: b.steps,
             rules,
             cwd: cpath(&canon.get(&spec.cwd))?,
@@ -384,6 +398,15 @@ struct Builder {
 }
 
 impl Builder {
+    /// A builder for the new root `root` with [`base`]'s steps made: `/dev` and the folder
+    /// `/proc` is mounted on.
+    fn based(root: &Path, mapped: bool) -> Result<Builder, Error> {
+        let mut b = Builder { root: root.to_path_buf(), made: Vec::new(), steps: Vec::new(), mapped, trees: Vec::new() };
+        b.dev()?;
+        b.mkdir_p(Path::new("/proc"))?;
+        Ok(b)
+    }
+
     /// Creates `p` and its ancestors inside the new root (once each).
     fn mkdir_p(&mut self, p: &Path) -> Result<(), Error> {
         let mut acc = PathBuf::from("/");

@@ -12,12 +12,12 @@ use warden_feedback::{Capture, Run, SandboxInfo, Stream};
 use crate::child::{Child, Stage};
 use crate::landlock::{self, Masks};
 use crate::plan::Plan;
-use crate::spare::{self, Home};
+use crate::prestart;
 use crate::view_child::Hop;
 use crate::{Error, Spec, denials, idmap, seccomp, view};
 
 /// The namespaces every run gets (`net` too unless the network is granted).
-const NAMESPACES: &[(libc::c_int, &str)] = &[
+pub(crate) const NAMESPACES: &[(libc::c_int, &str)] = &[
     (libc::CLONE_NEWUSER, "user"),
     (libc::CLONE_NEWNS, "mnt"),
     (libc::CLONE_NEWPID, "pid"),
@@ -41,7 +41,7 @@ pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), Error> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-fn null_stdin() -> Result<OwnedFd, Error> {
+pub(crate) fn null_stdin() -> Result<OwnedFd, Error> {
     let f = std::fs::File::open("/dev/null").map_err(Error::Io)?;
     Ok(OwnedFd::from(f))
 }
@@ -75,6 +75,20 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
     };
     let programs = seccomp::programs(spec.network)?;
     let rlimits = rlimits(spec);
+    // A process started ahead for this run (`prestart.rs`) has its namespaces and the first
+    // part of the view already; one that does not fit the plan is ended unused.
+    let ahead = if view::mode() == view::Views::Always { None } else { prestart::take() };
+    if let Some(mut early) = ahead.filter(|p| p.fits(spec, &plan, root)) {
+        let trees = plan.trees.iter().map(|p| idmap::write_tree(p)).collect::<Result<Vec<OwnedFd>, Error>>()?;
+        let tree_fds: Vec<RawFd> = trees.iter().map(AsRawFd::as_raw_fd).collect();
+        let (argv, env) = (pointers(&plan.argv), pointers(&plan.env));
+        let launch = Launch { plan: &plan, masks: &masks, programs, rlimits: &rlimits, root };
+        // On this stack until `complete` has reaped the process, as are the plan and `early`.
+        let child = early.child(&launch, &argv, &env);
+        let process = early.launch(&child, &tree_fds)?;
+        drop(trees);
+        return complete(spec, abi, root, started, process, gate);
+    }
     let view = view::get(&plan, spec.network, masks.scoped, root);
     let trees = match view {
         Some(_) => Vec::new(),
@@ -92,10 +106,7 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
         let (r, w) = pipe()?;
         (r, Some(w))
     };
-    let mut argv: Vec<*const c_char> = plan.argv.iter().map(|a| a.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    let mut env: Vec<*const c_char> = plan.env.iter().map(|a| a.as_ptr()).collect();
-    env.push(std::ptr::null());
+    let (argv, env) = (pointers(&plan.argv), pointers(&plan.env));
     let child = Child {
         plan: &plan,
         masks: &masks,
@@ -119,9 +130,7 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
     // is gone on every path.
     let memory = ChildMemory::new()?;
     let hop_memory = if view.is_some() { Some(ChildMemory::new()?) } else { None };
-    // A network namespace made ahead (root callers, `spare.rs`) stands in for a new one.
-    let mut spare_used = false;
-    let (pid, left) = match (&view, &hop_memory) {
+    let pid = match (&view, &hop_memory) {
         (Some(v), Some(hop_memory)) => {
             let pid = AtomicI32::new(0);
             let hop = Hop {
@@ -155,15 +164,11 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
                 let (stage, step, code) = read_failure(&err_r).unwrap_or((None, 0, 0));
                 return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::View)).to_lowercase(), step, errno: code });
             }
-            (pid.load(Ordering::SeqCst), Ok(()))
+            pid.load(Ordering::SeqCst)
         }
         _ => {
             let mut flags = NAMESPACES.iter().fold(0, |f, (flag, _)| f | flag);
-            let spare = if spec.network { None } else { spare::take() };
-            // Entering the spare fails: a new namespace instead.
-            let home = spare.as_ref().and_then(|s| s.enter().ok());
-            spare_used = home.is_some();
-            if !spec.network && !spare_used {
+            if !spec.network {
                 flags |= libc::CLONE_NEWNET;
             }
             let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
@@ -173,23 +178,60 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
             // exited (the parent waits for that on the error pipe, or kills and reaps it
             // through `Reaper`).
             let pid = unsafe { libc::clone(child_main, memory.stack_top(), flags, arg, null_pid(), memory.tls(), null_pid()) };
-            let clone_errno = errno();
-            // Back to this thread's own namespace whether or not the clone succeeded.
-            let left = home.map_or(Ok(()), Home::leave);
             if pid < 0 {
-                return Err(Error::Namespaces(std::io::Error::from_raw_os_error(clone_errno)));
+                return Err(Error::Namespaces(std::io::Error::from_raw_os_error(errno())));
             }
-            (pid, left)
+            pid
         }
     };
     drop((sync_r, err_w, out_w, errp_w, stdin_child, trees));
-    let mut reaper = Reaper::new(pid);
+    let reaper = Reaper::new(pid);
     drop(hop_memory);
-    // A thread that could not go back would run the rest of its caller without network: the
-    // command (killed by the reaper) does not start.
-    left?;
+    let mut notes = Vec::new();
+    if let Some(v) = &view {
+        notes.push(if v.net.is_some() {
+            "mount view prepared once and reused; network namespace (loopback only) shared with other runs of this view".to_string()
+        } else {
+            "mount view prepared once and reused".to_string()
+        });
+    }
+    let process = Started { reaper, sync_w, err_r, out_r, errp_r, stdin: stdin_parent, maps: view.is_none(), notes };
+    complete(spec, abi, root, started, process, gate)
+}
 
-    if view.is_none() {
+/// The pointers of `strings`, then a null: an `execve` argument list.
+fn pointers(strings: &[std::ffi::CString]) -> Vec<*const c_char> {
+    strings.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect()
+}
+
+/// What the child of a one-shot run needs besides its plan.
+pub(crate) struct Launch<'a> {
+    pub plan: &'a Plan,
+    pub masks: &'a Masks,
+    pub programs: &'a [seccomp::Program],
+    pub rlimits: &'a [(libc::__rlimit_resource_t, u64)],
+    pub root: bool,
+}
+
+/// A command process being set up, and the parent's ends of its pipes.
+pub(crate) struct Started {
+    pub reaper: Reaper,
+    pub sync_w: OwnedFd,
+    pub err_r: OwnedFd,
+    pub out_r: OwnedFd,
+    pub errp_r: OwnedFd,
+    pub stdin: Option<OwnedFd>,
+    /// Its id maps are still to be written, then the first go given.
+    pub maps: bool,
+    pub notes: Vec<String>,
+}
+
+/// The rest of a run once its process is started: the id maps if still to be written, the
+/// gate, the last go, then the run supervised to its end and reported.
+fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Started, gate: &mut dyn FnMut() -> Result<(), String>) -> Result<Run, Error> {
+    let Started { mut reaper, sync_w, err_r, out_r, errp_r, stdin: stdin_parent, maps, notes } = process;
+    let pid = reaper.pid;
+    if maps {
         write_id_maps(pid, root)?;
     }
     // Held until the run is over, then released off the caller's path (see `release_later`).
@@ -197,7 +239,7 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
     // Two go bytes: the id maps are written (a one-shot child waits for them before it
     // builds), then the gate passed (every child waits for it under its seccomp filters,
     // just before exec).
-    if view.is_none() {
+    if maps {
         go(&sync_w)?;
     }
     if let Err(why) = gate() {
@@ -217,6 +259,7 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
         return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::Stdio)).to_lowercase(), step, errno: code });
     }
     drop(err_r);
+{ let r = crate::child::READY.load(Ordering::SeqCst); eprintln!("T Instant {{ tv_sec: {}, tv_nsec: {} }} child-ready", r / 1_000_000_000, r % 1_000_000_000); }
 
     let deadline = started + spec.limits.timeout;
     let watch = supervise(pid, out_r, errp_r, stdin_parent, &spec.stdin, deadline, spec.limits.output_bytes)?;
@@ -225,17 +268,6 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
         release_later(OwnedFd::from(ns));
     }
     let (exit_code, signal) = decode(status);
-    let mut notes = Vec::new();
-    if spare_used {
-        notes.push("network namespace made ahead of the run, while the policy loaded (root caller)".to_string());
-    }
-    if let Some(v) = &view {
-        notes.push(if v.net.is_some() {
-            "mount view prepared once and reused; network namespace (loopback only) shared with other runs of this view".to_string()
-        } else {
-            "mount view prepared once and reused".to_string()
-        });
-    }
     let mut namespaces: Vec<String> = NAMESPACES.iter().map(|(_, n)| (*n).to_string()).collect();
     if !spec.network {
         namespaces.push("net".into());
@@ -297,7 +329,7 @@ extern "C" fn hop_main(arg: *mut libc::c_void) -> libc::c_int {
 }
 
 /// Writes one go byte to the child.
-fn go(sync_w: &OwnedFd) -> Result<(), Error> {
+pub(crate) fn go(sync_w: &OwnedFd) -> Result<(), Error> {
     // SAFETY: writes one byte from a static buffer to our pipe.
     if unsafe { libc::write(sync_w.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
         return Err(Error::Io(std::io::Error::last_os_error()));
@@ -365,6 +397,10 @@ impl ChildMemory {
     }
 }
 
+// SAFETY: a `ChildMemory` owns its mapping alone; it is only unmapped by its drop, on whichever
+// thread that happens (a process started ahead is made on one thread and used on another).
+unsafe impl Send for ChildMemory {}
+
 impl Drop for ChildMemory {
     fn drop(&mut self) {
         // SAFETY: unmaps our own mapping; the child has exec'd or is gone (drop order in `run`).
@@ -374,7 +410,7 @@ impl Drop for ChildMemory {
 
 /// Kills and reaps the child if the run is abandoned on an error path.
 pub(crate) struct Reaper {
-    pid: libc::pid_t,
+    pub(crate) pid: libc::pid_t,
     reaped: bool,
 }
 

@@ -103,7 +103,7 @@ pub fn set_views(v: Views) {
     SET.store(1 + v as u8, Ordering::Relaxed);
 }
 
-fn mode() -> Views {
+pub(crate) fn mode() -> Views {
     static ENV: OnceLock<Views> = OnceLock::new();
     match SET.load(Ordering::Relaxed) {
         1 => return Views::Off,
@@ -181,7 +181,7 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
             k.push(0);
         }
     };
-    put(&[if network { b"net" } else { b"no-net" }, plan.staging.as_bytes()]);
+    put(&[if network { b"net" } else { b"no-net" }, plan.staging.dir.as_bytes()]);
     for step in &plan.steps {
         match step {
             Step::Mkdir(d) => put(&[b"mkdir", d.as_bytes()]),
@@ -207,7 +207,7 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
 /// (device, inode) of a host path as key bytes, as planning saw it (else looked up now);
 /// empty for paths only the view has (the covers and guards in the staging directory).
 fn identity(plan: &Plan, path: &[u8]) -> Vec<u8> {
-    if beneath(path, plan.staging.as_bytes()) {
+    if beneath(path, plan.staging.dir.as_bytes()) {
         return Vec::new();
     }
     let host = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
@@ -217,7 +217,7 @@ fn identity(plan: &Plan, path: &[u8]) -> Vec<u8> {
 
 /// The path inside the view of a staging path (`staging/root/x` -> `/x`).
 fn inside(plan: &Plan, path: &CString) -> Option<CString> {
-    let root = plan.root.as_bytes();
+    let root = plan.staging.root.as_bytes();
     let rest = path.as_bytes().strip_prefix(root)?;
     if rest.is_empty() {
         return CString::new("/").ok();
@@ -374,10 +374,12 @@ mod tests {
 
     fn plan(steps: Vec<Step>) -> Plan {
         Plan {
-            staging: c("/mnt"),
-            root: c("/mnt/root"),
-            cover_file: c("/mnt/cover-file"),
-            cover_dir: c("/mnt/cover-dir"),
+            staging: crate::child::Staging {
+                dir: c("/mnt"),
+                root: c("/mnt/root"),
+                cover_file: c("/mnt/cover-file"),
+                cover_dir: c("/mnt/cover-dir"),
+            },
             steps,
             rules: Vec::new(),
             cwd: c("/"),

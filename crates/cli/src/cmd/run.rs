@@ -70,9 +70,12 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     };
     let env = environment()?;
     let context = context(&args.policy, &env)?;
-    // What the sandbox can make ahead (a root caller's idmap of the workspace) is made while
-    // the policy loads.
-    warden_engine::warm_sandbox(std::path::Path::new(&context.workspace));
+    // What the sandbox can make ahead is made while the policy loads: the command's process,
+    // in its namespaces with the first part of its view (and a root caller's idmap of the
+    // workspace). A run it does not fit (network granted) starts its own.
+    if !matches!(args.backend, Some(BackendArg::Wasi)) {
+        warden_engine::prestart_sandbox(std::path::Path::new(&context.workspace));
+    }
     let layers = layers(&args.policy, &env)?;
     let config = args.session.config(&env);
     // The audit log opens (a lock, its tail read and checked) while the policy compiles.

@@ -4,6 +4,5 @@
 mod basics;
 mod gate;
 mod owner;
-mod spare;
 mod support;
 mod views;
