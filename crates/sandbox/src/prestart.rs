@@ -103,6 +103,8 @@ pub fn prestart(workspace: &std::path::Path) {
         let made = Prestart::make(root, keep);
         *lock() = made.map_or(Slot::Empty, Slot::Ready);
         MADE.notify_all();
+        // The thread that ends the run's mount namespace after it (`spawn::release_later`).
+        crate::spawn::releaser();
         // Until the process is reaped (or the caller exits).
         let _ = done.recv();
     });

@@ -298,17 +298,24 @@ fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Starte
 /// been reaped moves that wait off the command's exit and the caller's path. Without the
 /// thread, the descriptor is dropped here.
 fn release_later(fd: OwnedFd) {
-    static RELEASER: OnceLock<Option<mpsc::Sender<OwnedFd>>> = OnceLock::new();
-    let tx = RELEASER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<OwnedFd>();
-        let spawned = std::thread::Builder::new().name("warden-ns-release".into()).spawn(move || rx.into_iter().for_each(drop));
-        spawned.ok().map(|_| tx)
-    });
-    if let Some(tx) = tx
+    if let Some(tx) = releaser()
         && let Err(mpsc::SendError(fd)) = tx.send(fd)
     {
         drop(fd);
     }
+}
+
+/// The thread that [`release_later`] hands descriptors to, started on first use (a one-shot
+/// caller starts it ahead, off its path: `prestart.rs`).
+pub(crate) fn releaser() -> Option<&'static mpsc::Sender<OwnedFd>> {
+    static RELEASER: OnceLock<Option<mpsc::Sender<OwnedFd>>> = OnceLock::new();
+    RELEASER
+        .get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<OwnedFd>();
+            let spawned = std::thread::Builder::new().name("warden-ns-release".into()).spawn(move || rx.into_iter().for_each(drop));
+            spawned.ok().map(|_| tx)
+        })
+        .as_ref()
 }
 
 /// The host uid the command runs as.
