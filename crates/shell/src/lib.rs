@@ -79,6 +79,13 @@ pub fn analyse_all_later<'a>(inputs: &[&'a str]) -> Later<'a> {
     Later { inputs: inputs.to_vec(), started: worker::begin_all(&parsed, analyse_here, DEADLINE) }
 }
 
+/// Starts an analysis thread ahead (unless one is idle), so that the next analysis does not
+/// wait for one to start. Analyses run on long-lived threads with a large stack of their own
+/// (`worker.rs`); a caller with a thread to spare before it analyses calls this on it.
+pub fn warm() {
+    worker::warm();
+}
+
 /// Analyses under way: see [`analyse_all_later`]. The strings stay borrowed until collected.
 pub struct Later<'a> {
     inputs: Vec<&'a str>,

@@ -78,9 +78,14 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     }
     let layers = layers(&args.policy, &env)?;
     let config = args.session.config(&env);
-    // The audit log opens (a lock, its tail read and checked) while the policy compiles.
+    // The audit log opens (a lock, its tail read and checked) while the policy compiles, on a
+    // thread that first starts the shell analyser's (the policy's examples are analysed on it).
     let (engine, log) = std::thread::scope(|s| {
-        let opening = std::thread::Builder::new().name("warden-audit-open".into()).spawn_scoped(s, || AuditLog::open(config.audit.as_deref()));
+        let open = || {
+            warden_shell::warm();
+            AuditLog::open(config.audit.as_deref())
+        };
+        let opening = std::thread::Builder::new().name("warden-audit-open".into()).spawn_scoped(s, open);
         let engine = Engine::new(&layers, context);
         let log = match opening {
             Ok(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("opening the log panicked".into()))),
