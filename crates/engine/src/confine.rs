@@ -393,9 +393,10 @@ pub(crate) fn expand(pattern: &str, tree: &mut Tree) -> Vec<PathBuf> {
 /// [`expand`] of a pattern whose [`shape`] is known.
 fn expand_shaped(pattern: &str, shaped: Shape, tree: &mut Tree) -> Vec<PathBuf> {
     if let Shape::Exact(p) | Shape::Tree(p) = shaped {
-        // A pattern that does not compile covers nothing, whatever its shape.
-        let valid = GrantGlob::new(pattern).is_some();
-        return (valid && p.symlink_metadata().is_ok()).then_some(p).into_iter().collect();
+        // A pattern that does not compile covers nothing, whatever its shape (compiled only
+        // for a path that is there: most denied paths are not).
+        let covers = p.symlink_metadata().is_ok() && GrantGlob::new(pattern).is_some();
+        return covers.then_some(p).into_iter().collect();
     }
     let Some(glob) = GrantGlob::new(pattern) else { return Vec::new() };
     match shaped {

@@ -62,7 +62,7 @@ pub(crate) struct Plan {
     pub trees: Vec<PathBuf>,
     /// (device, inode) of the host paths planning looked at, as `lstat` found them: what the
     /// prepared view's key names its binds by, without looking again.
-    pub ids: HashMap<PathBuf, (u64, u64)>,
+    pub ids: PathMap<(u64, u64)>,
 }
 
 /// What a read-only bind is made (the flags its source has locked are kept: `attr.rs`).
@@ -117,14 +117,44 @@ fn staging_dir(paths: &[PathBuf]) -> Result<PathBuf, Error> {
     Err(Error::Spec("no staging directory free of granted paths (tried /tmp, /mnt, /media, /srv, /run, ...)".into()))
 }
 
+/// A map keyed by path with a cheap hash: a plan looks hundreds of paths up, and the default
+/// hasher (keyed against hash flooding, which paths of the caller's own policy and file system
+/// are not) cost more than the lookups themselves.
+pub(crate) type PathMap<V> = HashMap<PathBuf, V, std::hash::BuildHasherDefault<PathHasher>>;
+
+/// The hasher of [`PathMap`]: multiply-rotate over 8-byte words.
+#[derive(Default)]
+pub(crate) struct PathHasher(u64);
+
+impl std::hash::Hasher for PathHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().unwrap_or_default());
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Canonical forms of paths that may not exist (the longest existing prefix canonicalized,
 /// the rest appended), and what `lstat` found at each path looked at, remembered for one plan:
 /// its paths share most of their folders, and each later step asks about the same paths
 /// (which are links, which are folders, their identities).
 #[derive(Default)]
 struct Canon {
-    forms: HashMap<PathBuf, PathBuf>,
-    seen: HashMap<PathBuf, Option<Metadata>>,
+    forms: PathMap<PathBuf>,
+    seen: PathMap<Option<Metadata>>,
 }
 
 impl Canon {
@@ -141,7 +171,7 @@ impl Canon {
     }
 
     /// The identities of the paths that were there.
-    fn ids(self) -> HashMap<PathBuf, (u64, u64)> {
+    fn ids(self) -> PathMap<(u64, u64)> {
         self.seen.into_iter().filter_map(|(p, m)| m.map(|m| (p, (m.dev(), m.ino())))).collect()
     }
 

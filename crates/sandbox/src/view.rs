@@ -387,7 +387,7 @@ mod tests {
             argv: Vec::new(),
             env: Vec::new(),
             trees: Vec::new(),
-            ids: std::collections::HashMap::new(),
+            ids: Default::default(),
         }
     }
 
