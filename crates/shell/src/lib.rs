@@ -74,31 +74,34 @@ pub fn analyse_all(inputs: &[&str]) -> Vec<Analysis> {
 /// // ... other work ...
 /// assert_eq!(later.collect(), warden_shell::analyse_all(&["ls", "git push"]));
 /// ```
-pub fn analyse_all_later<'a>(inputs: &[&'a str]) -> Later<'a> {
-    let parsed: Vec<&str> = inputs.iter().copied().filter(|i| i.len() <= MAX_INPUT).collect();
-    Later { inputs: inputs.to_vec(), started: worker::begin_all(&parsed, analyse_here, DEADLINE) }
+pub fn analyse_all_later(inputs: &[&str]) -> Later {
+    let parsed: Vec<String> = inputs.iter().filter(|i| i.len() <= MAX_INPUT).map(|i| (*i).to_owned()).collect();
+    let inputs = inputs.iter().map(|i| (*i).to_owned()).collect();
+    Later { inputs, started: worker::begin_all(parsed, analyse_here, DEADLINE) }
 }
 
-/// Starts an analysis thread ahead (unless one is idle), so that the next analysis does not
-/// wait for one to start. Analyses run on long-lived threads with a large stack of their own
-/// (`worker.rs`); a caller with a thread to spare before it analyses calls this on it.
-pub fn warm() {
-    worker::warm();
+/// Starts analysis threads ahead until `n` are idle (at most 4), so that the next analyses
+/// (as many at once) do not wait for one to start. Analyses run on long-lived threads with a
+/// large stack of their own (`worker.rs`); a caller with a thread to spare before it analyses
+/// calls this on it.
+pub fn warm(n: usize) {
+    worker::warm(n);
 }
 
-/// Analyses under way: see [`analyse_all_later`]. The strings stay borrowed until collected.
-pub struct Later<'a> {
-    inputs: Vec<&'a str>,
-    started: worker::Started<'a>,
+/// Analyses under way: see [`analyse_all_later`]. It holds copies of the strings, so it can
+/// outlive them (a compiled policy's examples are analysed while the policy is checked).
+pub struct Later {
+    inputs: Vec<String>,
+    started: worker::Started,
 }
 
-impl std::fmt::Debug for Later<'_> {
+impl std::fmt::Debug for Later {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Later").field("inputs", &self.inputs).finish_non_exhaustive()
     }
 }
 
-impl Later<'_> {
+impl Later {
     /// Waits for the analyses: one per input, in order, each what [`analyse`] gives.
     pub fn collect(self) -> Vec<Analysis> {
         let mut outcomes = self.started.finish().into_iter();

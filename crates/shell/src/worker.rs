@@ -88,31 +88,31 @@ pub(crate) fn run(input: &str, analyse: Analyser, deadline: Duration) -> Outcome
 /// go to another worker.
 #[cfg(test)]
 pub(crate) fn run_all(inputs: &[&str], analyse: Analyser, deadline: Duration) -> Vec<Outcome> {
-    begin_all(inputs, analyse, deadline).finish()
+    begin_all(inputs.iter().map(|s| (*s).to_owned()).collect(), analyse, deadline).finish()
 }
 
 /// [`run_all`] in two steps: the inputs are handed to a worker now, and [`Started::finish`]
 /// waits for the outcomes, so the caller can work in the meantime. Dropping a batch unfinished
 /// retires its worker.
-pub(crate) fn begin_all<'a>(inputs: &[&'a str], analyse: Analyser, deadline: Duration) -> Started<'a> {
+pub(crate) fn begin_all(inputs: Vec<String>, analyse: Analyser, deadline: Duration) -> Started {
     let worker = if inputs.is_empty() { None } else { take_idle().or_else(Worker::start) };
     if let Some(w) = &worker {
-        give(w, inputs, analyse);
+        give(w, &inputs, analyse);
     }
-    Started { worker, inputs: inputs.to_vec(), analyse, deadline, handed: Instant::now() }
+    Started { worker, inputs, analyse, deadline, handed: Instant::now() }
 }
 
 /// A batch handed to a worker, its outcomes not yet collected.
-pub(crate) struct Started<'a> {
+pub(crate) struct Started {
     /// The worker it was handed to; `None` when no thread could be started (or once finished).
     worker: Option<Worker>,
-    inputs: Vec<&'a str>,
+    inputs: Vec<String>,
     analyse: Analyser,
     deadline: Duration,
     handed: Instant,
 }
 
-impl Started<'_> {
+impl Started {
     /// Waits for the outcomes, one per input, in order (see [`run_all`]).
     pub(crate) fn finish(mut self) -> Vec<Outcome> {
         let inputs = std::mem::take(&mut self.inputs);
@@ -146,7 +146,7 @@ impl Started<'_> {
     }
 }
 
-impl Drop for Started<'_> {
+impl Drop for Started {
     fn drop(&mut self) {
         if let Some(worker) = self.worker.take() {
             retire(&worker);
@@ -155,13 +155,13 @@ impl Drop for Started<'_> {
 }
 
 /// Gives `inputs` to `worker` (which is idle or new).
-fn give(worker: &Worker, inputs: &[&str], analyse: Analyser) {
+fn give(worker: &Worker, inputs: &[String], analyse: Analyser) {
     let shared = &worker.0;
     let mut slot = shared.lock();
     slot.answers = Vec::with_capacity(inputs.len());
     slot.done = false;
     slot.started = None;
-    slot.job = Some((inputs.iter().map(|s| (*s).to_owned()).collect(), analyse));
+    slot.job = Some((inputs.to_vec(), analyse));
     shared.changed.notify_all();
 }
 
@@ -204,13 +204,16 @@ fn retire(worker: &Worker) {
     worker.0.changed.notify_all();
 }
 
-/// Starts a worker ahead unless one is idle, so that the next analysis does not wait for a
-/// thread to start (tens of microseconds). For a caller with a thread to spare before it
-/// analyses (`warden run` does it while it opens its audit log).
-pub(crate) fn warm() {
-    let idle = !IDLE.lock().unwrap_or_else(PoisonError::into_inner).is_empty();
-    if !idle && let Some(worker) = Worker::start() {
-        give_back(worker);
+/// Starts workers ahead until `n` are idle (at most [`MAX_IDLE`]), so that the next analyses
+/// do not wait for a thread to start (tens of microseconds each). For a caller with a thread
+/// to spare before it analyses (`warden run` does it while it opens its audit log).
+pub(crate) fn warm(n: usize) {
+    let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).len();
+    for _ in idle..n.min(MAX_IDLE) {
+        match Worker::start() {
+            Some(worker) => give_back(worker),
+            None => break,
+        }
     }
 }
 
@@ -296,6 +299,10 @@ mod tests {
         echo(input)
     }
 
+    fn owned(inputs: &[&str]) -> Vec<String> {
+        inputs.iter().map(|s| (*s).to_owned()).collect()
+    }
+
     fn text(o: Outcome) -> Option<String> {
         match o {
             Outcome::Done(a) => a.opaque.first().map(|o| o.text.clone()),
@@ -363,7 +370,7 @@ mod tests {
         // Each input takes 0.1 s of its 0.2 s. The caller does not wait: it works (here, polls
         // for at most 10 s) until the worker says the batch is done, then collects; the time
         // it took must not count against any input.
-        let started = begin_all(&["1", "2", "3"], tenth_of_a_second, Duration::from_millis(200));
+        let started = begin_all(owned(&["1", "2", "3"]), tenth_of_a_second, Duration::from_millis(200));
         let done = || started.worker.as_ref().is_some_and(|w| w.0.lock().done);
         let t = Instant::now();
         while !done() && t.elapsed() < Duration::from_secs(10) {
@@ -377,13 +384,13 @@ mod tests {
 
     #[test]
     fn a_batch_dropped_uncollected_retires_its_worker() {
-        let started = begin_all(&["dropped"], slow, Duration::from_secs(30));
+        let started = begin_all(owned(&["dropped"]), slow, Duration::from_secs(30));
         drop(started);
         // The retired worker never answers anyone; these get their own answers.
         for i in 0..3 {
             assert_eq!(text(run(&i.to_string(), echo, Duration::from_secs(30))), Some(i.to_string()));
         }
-        assert!(matches!(begin_all(&[], echo, Duration::from_secs(1)).finish().as_slice(), []));
+        assert!(matches!(begin_all(Vec::new(), echo, Duration::from_secs(1)).finish().as_slice(), []));
     }
 
     #[test]
