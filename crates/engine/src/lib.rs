@@ -19,6 +19,7 @@ mod budget;
 mod confine;
 mod engine;
 mod environment;
+mod examples;
 mod layers;
 mod narrow;
 mod records;
@@ -28,7 +29,7 @@ mod run;
 mod session;
 mod wasi;
 
-pub use engine::{Engine, Explanation, Query};
+pub use engine::{Engine, Explanation, PendingExamples, Query};
 pub use run::{BackendChoice, Job, Outcome, RunError, RunOptions};
 pub use environment::Environment;
 pub use approve::{Answer, Approver, Pending, PreApprovalError, PreApprovals, RefuseAll};

@@ -173,3 +173,38 @@ fn the_policy_can_select_the_wasi_backend() {
     assert_eq!(v["sandbox"]["backend"], "wasi", "{v}");
     assert_eq!(v["stdout"]["text"], "./f.txt:1:main\n");
 }
+
+/// A policy whose example fails is refused as a whole: whatever the request (allowed, denied,
+/// asked), nothing runs, nothing is recorded, and the example's diagnostic is printed. Its
+/// examples are checked while the request is decided and its sandbox built (`warden run`),
+/// so this pins that the check still comes first.
+#[test]
+fn a_failing_example_refuses_every_request_before_anything_runs_or_is_recorded() {
+    let ws = tempdir("run-example");
+    let home = tempdir("run-example-home");
+    let policy = ws.join("wrong.policy");
+    std::fs::write(
+        &policy,
+        "version 1\ndefault ask\ntier read: allow { exec touch, ls }\ndeny exec rm\nexample deny \"ls -l\"\n",
+    )
+    .unwrap();
+    let log = home.join("audit.jsonl");
+    for (command, made) in [("touch made-allowed", "made-allowed"), ("rm -f x; touch made-denied", "made-denied"), ("cp a made-asked", "made-asked")] {
+        let out = warden(&ws, &home)
+            .args(["run", "--policy"])
+            .arg(&policy)
+            .arg("--workspace")
+            .arg(&ws)
+            .arg("--audit-log")
+            .arg(&log)
+            .args(["-c", command])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", crate::support::stderr(&out));
+        let err = crate::support::stderr(&out);
+        assert!(err.contains("example expects `ls -l` to be `deny` but the policy decides `allow`"), "{command}: {err}");
+        assert!(!ws.join(made).exists(), "{command} ran");
+        let records = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(records.is_empty(), "{command} was recorded: {records}");
+    }
+}

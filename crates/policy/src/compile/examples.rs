@@ -20,12 +20,18 @@ pub(crate) fn example_context() -> Context {
 
 /// The examples' commands, handed to the shell analyser ([`begin`]) before the files are
 /// validated and compiled, so that they are parsed on its thread meanwhile.
-pub(crate) struct Analysing<'a> {
-    later: warden_shell::Later<'a>,
+pub(crate) struct Analysing {
+    later: warden_shell::Later,
+}
+
+impl std::fmt::Debug for Analysing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.later.fmt(f)
+    }
 }
 
 /// Starts analysing the command of every `example` of every file, in file order.
-pub(crate) fn begin(layers: &[LayerAst]) -> Analysing<'_> {
+pub(crate) fn begin(layers: &[LayerAst]) -> Analysing {
     let commands: Vec<&str> = files(layers).flat_map(commands).collect();
     Analysing { later: warden_shell::analyse_all_later(&commands) }
 }
@@ -55,7 +61,7 @@ pub(crate) fn check(
     layers: &[LayerAst],
     bad_files: &[usize],
     whole: Option<&super::PolicySet>,
-    analysing: Analysing<'_>,
+    analysing: Analysing,
 ) -> Vec<Found> {
     let mut analyses = analysing.later.collect().into_iter();
     let mut out = Vec::new();

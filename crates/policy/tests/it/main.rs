@@ -6,5 +6,6 @@ mod differential;
 mod fmt;
 mod parse;
 mod decide;
+mod deferred;
 mod layers;
 mod props;
