@@ -522,7 +522,6 @@ unsafe fn finish(c: &Child) -> ! {
         // gate; the wait needs only read, write and exit): the parent's gate passed (its
         // decision record is on disk) and it holds the run's mount namespace (see
         // `spawn::release_later`). End of file instead: exit. Nothing but execve follows.
-        { let mut ts: libc::timespec = std::mem::zeroed(); libc::clock_gettime(libc::CLOCK_MONOTONIC, &raw mut ts); READY.store((ts.tv_sec as u64)*1_000_000_000 + ts.tv_nsec as u64, std::sync::atomic::Ordering::SeqCst); }
         wait_go(c.sync, c.err);
         libc::execve(p(&plan.program), c.argv.as_ptr(), c.env.as_ptr());
         fail(c.err, Stage::Exec, 0, errno())
@@ -566,4 +565,3 @@ unsafe fn landlock(c: &Child) {
     }
 }
 
-pub static READY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -259,7 +259,6 @@ fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Starte
         return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::Stdio)).to_lowercase(), step, errno: code });
     }
     drop(err_r);
-{ let r = crate::child::READY.load(Ordering::SeqCst); eprintln!("T Instant {{ tv_sec: {}, tv_nsec: {} }} child-ready", r / 1_000_000_000, r % 1_000_000_000); }
 
     let deadline = started + spec.limits.timeout;
     let watch = supervise(pid, out_r, errp_r, stdin_parent, &spec.stdin, deadline, spec.limits.output_bytes)?;

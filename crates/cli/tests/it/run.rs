@@ -208,3 +208,29 @@ fn a_failing_example_refuses_every_request_before_anything_runs_or_is_recorded()
         assert!(records.is_empty(), "{command} was recorded: {records}");
     }
 }
+
+/// warden's own output is the result and nothing else: with `--json` one JSON object on stdout
+/// and nothing on stderr; without, the command's streams and one summary line.
+#[test]
+fn a_run_prints_its_result_and_nothing_else() {
+    let ws = tempdir("run-quiet");
+    let home = tempdir("run-quiet-home");
+    let policy = repo().join("policies/full-auto.policy");
+    let run = |json: bool| {
+        let mut cmd = warden(&ws, &home);
+        cmd.arg("run").arg("--policy").arg(&policy).arg("--workspace").arg(&ws).arg("--audit-log").arg(home.join("audit.jsonl"));
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.args(["--", "/bin/true"]).output().unwrap()
+    };
+    let out = run(true);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(crate::support::stderr(&out), "", "stderr of a --json run");
+    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
+    let out = run(false);
+    assert_eq!(stdout(&out), "");
+    let err = crate::support::stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("warden: allow (tier read) by ") && err.contains("; exit 0 in "), "{err}");
+}
