@@ -97,19 +97,35 @@ pub fn prestart(workspace: &std::path::Path) {
     }
     let (keep, done) = mpsc::channel::<()>();
     let spawned = std::thread::Builder::new().name("warden-prestart".into()).spawn(move || {
+        // Whatever happens on this thread (a panic included), a run waiting for the slot is
+        // released: it finds the process, or nothing and starts its own.
+        let settled = Settle;
         if let Some((uid, gid)) = owner {
             idmap::warm_owner(uid, gid);
         }
         let made = Prestart::make(root, keep);
         *lock() = made.map_or(Slot::Empty, Slot::Ready);
-        MADE.notify_all();
+        drop(settled);
         // The thread that ends the run's mount namespace after it (`spawn::release_later`).
         crate::spawn::releaser();
         // Until the process is reaped (or the caller exits).
         let _ = done.recv();
     });
     if spawned.is_err() {
-        *lock() = Slot::Empty;
+        drop(Settle);
+    }
+}
+
+/// On drop: a slot still being made is left empty, and the runs waiting for it are woken.
+struct Settle;
+
+impl Drop for Settle {
+    fn drop(&mut self) {
+        let mut slot = lock();
+        if matches!(*slot, Slot::Making) {
+            *slot = Slot::Empty;
+        }
+        drop(slot);
         MADE.notify_all();
     }
 }

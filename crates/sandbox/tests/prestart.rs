@@ -43,9 +43,11 @@ fn children(gone: bool) -> Vec<String> {
     }
 }
 
-/// What the command sees of its sandbox: every mount (where, options, type, source), its network
-/// interfaces, who it is, its host name, `/dev`, and a file it writes in the workspace.
-const PROBE: &str = "awk '{ for (i = 7; $i != \"-\"; i++); print $5, $6, $(i+1), $(i+2) }' /proc/self/mountinfo; \
+/// What the command sees of its sandbox: every mount (where, options, type, source; sorted, as
+/// the order of `mountinfo` is the order the mounts were made in, which differs: a process
+/// started ahead makes its first mounts before the parent clones the workspace's tree), its
+/// network interfaces, who it is, its host name, `/dev`, and a file it writes in the workspace.
+const PROBE: &str = "awk '{ for (i = 7; $i != \"-\"; i++); print $5, $6, $(i+1), $(i+2) }' /proc/self/mountinfo | sort; \
     tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; id -u; id -g; hostname; ls -la /dev | awk '{print $1, $NF}'; echo made > made; ls -ln made | awk '{print $3, $4}'; rm made";
 
 #[test]
