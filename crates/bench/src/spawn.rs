@@ -6,7 +6,9 @@
 //!   `bwrap --unshare-all ... /bin/true` showing the same view (every path of the view warden
 //!   builds for the command, `warden_sandbox::shown`, at the same access: read-only and
 //!   read-write binds, covered files and folders, recreated links, scratch tmpfs, `/proc`,
-//!   `/dev`), beside bwrap with a minimal view (`/usr`, `/etc`, the workspace), and the bare
+//!   `/dev`), measured one after the other and again alternating (one run of each in turn,
+//!   which this machine's drift over seconds cannot favour one side in), beside bwrap with a
+//!   minimal view (`/usr`, `/etc`, the workspace), and the bare
 //!   `/bin/true`; and the same `warden run` in a workspace of about 22,000 entries, which each
 //!   run walks for the `**` denials, beside bwrap's minimal view of it. The notes give what
 //!   each of the first three costs per run besides wall time: CPU and minor page faults
@@ -25,7 +27,7 @@ use warden_engine::{Engine, Environment, Job, Query, RunOptions};
 use warden_policy::Context;
 
 use crate::Options;
-use crate::stats::{Cell, Report, Row, Summary, measure};
+use crate::stats::{Cell, Report, Row, Summary, measure, measure_alternating};
 use crate::usage::{Cost, measure_costed};
 
 /// Why the spawn bench could not run.
@@ -82,6 +84,20 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     let mut bwrap = bwrap_same_view(&bwrap_program, &spec);
     let (peer, same_cost) = bwrap_cell(&mut bwrap, budget);
     rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, same view".into(), rules: None, ours: ours.clone(), peer, impls: Some(("warden", "bwrap")) });
+    // The same two, one run of each in turn: the machine's drift over the seconds of the
+    // rows above hits both alike.
+    if status_ok(&mut bwrap) {
+        let mut ours_cmd = warden_command(&warden, &policy, &ws);
+        let (a, b) = measure_alternating(budget, || status_ok(&mut ours_cmd), || status_ok(&mut bwrap));
+        rows.push(Row {
+            group: "process".into(),
+            case: "the same, warden and bwrap runs alternating".into(),
+            rules: None,
+            ours: cell(a, "exit 0"),
+            peer: cell(b, "exit 0"),
+            impls: Some(("warden", "bwrap")),
+        });
+    }
     let mut minimal = bwrap_command(&bwrap_program, &ws);
     let (peer, minimal_cost) = bwrap_cell(&mut minimal, budget);
     rows.push(Row { group: "process".into(), case: "warden run /bin/true vs bwrap --unshare-all, minimal view".into(), rules: None, ours, peer, impls: Some(("warden", "bwrap")) });
@@ -146,10 +162,16 @@ pub fn run(opts: &Options) -> Result<Report, SpawnError> {
     Ok(Report { bench: "spawn", ours: "warden", peer: "peer", notes, rows })
 }
 
-/// The whole `warden run --policy POLICY --workspace WS -- /bin/true` process.
-fn warden_cell(warden: &Path, policy: &Path, ws: &Path, budget: Duration) -> (Cell, Option<Cost>) {
+/// `warden run --policy POLICY --workspace WS -- /bin/true`.
+fn warden_command(warden: &Path, policy: &Path, ws: &Path) -> Command {
     let mut cmd = Command::new(warden);
     cmd.arg("run").arg("--policy").arg(policy).arg("--workspace").arg(ws).arg("--").arg("/bin/true");
+    cmd
+}
+
+/// The whole `warden run --policy POLICY --workspace WS -- /bin/true` process.
+fn warden_cell(warden: &Path, policy: &Path, ws: &Path, budget: Duration) -> (Cell, Option<Cost>) {
+    let mut cmd = warden_command(warden, policy, ws);
     if warden.exists() && status_ok(&mut cmd) {
         let (summary, cost) = measure_costed(budget, &mut cmd, status_ok);
         (cell(summary, "exit 0"), cost)

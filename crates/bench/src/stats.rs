@@ -63,6 +63,26 @@ pub fn measure<T>(budget: Duration, mut f: impl FnMut() -> T) -> Summary {
     summarise(&mut samples, batch)
 }
 
+/// Measures two slow calls (process runs) in turn, one sample of each per round, for
+/// `budget` in all after a warm-up round: what this machine's drift (its load changes over
+/// seconds) does to one, it does to the other, so their ratio holds better than that of two
+/// measurements taken one after the other. No batching: each call is timed alone.
+pub fn measure_alternating<A, B>(budget: Duration, mut a: impl FnMut() -> A, mut b: impl FnMut() -> B) -> (Summary, Summary) {
+    black_box(a());
+    black_box(b());
+    let start = Instant::now();
+    let (mut sa, mut sb): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
+    while sa.len() < MIN_SAMPLES || (start.elapsed() < budget && sa.len() < MAX_SAMPLES) {
+        let t = Instant::now();
+        black_box(a());
+        sa.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        let t = Instant::now();
+        black_box(b());
+        sb.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+    }
+    (summarise(&mut sa, 1), summarise(&mut sb, 1))
+}
+
 /// What one sample's clock reads cost (`Instant::now`, then `elapsed`), mean of 10,000 pairs.
 pub fn timer_cost() -> Duration {
     const PAIRS: u32 = 10_000;
@@ -334,6 +354,18 @@ pub fn json_lines(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alternating_runs_one_of_each_in_turn() {
+        let calls = std::cell::RefCell::new(String::new());
+        let (a, b) = measure_alternating(Duration::from_millis(20), || calls.borrow_mut().push('a'), || calls.borrow_mut().push('b'));
+        let calls = calls.into_inner();
+        assert_eq!(a.samples, b.samples);
+        assert!(a.samples >= MIN_SAMPLES && a.batch == 1 && b.batch == 1);
+        // A warm-up round, then one of each per sample.
+        assert_eq!(calls.len(), 2 * (a.samples + 1));
+        assert!(calls.as_bytes().chunks(2).all(|pair| pair == b"ab"), "{calls}");
+    }
 
     #[test]
     fn percentile_is_nearest_rank() {
