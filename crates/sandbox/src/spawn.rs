@@ -204,7 +204,8 @@ fn pointers(strings: &[std::ffi::CString]) -> Vec<*const c_char> {
     strings.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect()
 }
 
-/// What the child of a one-shot run needs besides its plan.
+/// What a process started ahead is given for its run ([`prestart::Prestart::child`]): the
+/// plan and the rest the one-shot child would get.
 pub(crate) struct Launch<'a> {
     pub plan: &'a Plan,
     pub masks: &'a Masks,
