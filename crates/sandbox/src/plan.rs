@@ -421,7 +421,8 @@ impl Target {
 
 struct Builder {
     root: PathBuf,
-    made: Vec<PathBuf>,
+    /// The folders made so far (a set: every grant's ancestors are looked up in it).
+    made: PathMap<()>,
     steps: Vec<Step>,
     mapped: bool,
     trees: Vec<PathBuf>,
@@ -431,7 +432,7 @@ impl Builder {
     /// A builder for the new root `root` with [`base`]'s steps made: `/dev` and the folder
     /// `/proc` is mounted on.
     fn based(root: &Path, mapped: bool) -> Result<Builder, Error> {
-        let mut b = Builder { root: root.to_path_buf(), made: Vec::new(), steps: Vec::new(), mapped, trees: Vec::new() };
+        let mut b = Builder { root: root.to_path_buf(), made: PathMap::default(), steps: Vec::new(), mapped, trees: Vec::new() };
         b.dev()?;
         b.mkdir_p(Path::new("/proc"))?;
         Ok(b)
@@ -442,8 +443,8 @@ impl Builder {
         let mut acc = PathBuf::from("/");
         for c in p.components().skip(1) {
             acc.push(c);
-            if !self.made.contains(&acc) {
-                self.made.push(acc.clone());
+            if !self.made.contains_key(&acc) {
+                self.made.insert(acc.clone(), ());
                 self.steps.push(Step::Mkdir(cpath(&under(&self.root, &acc))?));
             }
         }
@@ -482,7 +483,7 @@ impl Builder {
                 }
                 let dir = meta.is_dir();
                 if dir {
-                    self.made.push(p.to_path_buf());
+                    self.made.insert(p.to_path_buf(), ());
                     self.steps.push(Step::Mkdir(dst.clone()));
                 } else {
                     self.steps.push(Step::Touch(dst.clone()));
