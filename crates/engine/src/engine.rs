@@ -1,7 +1,5 @@
 //! The engine proper: compiled layers plus the context requests are decided in.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 use warden_policy::{
     Action, Context, Decision, Diagnostics, LayerInfo, LayerSource, PolicySet, Request,
@@ -11,25 +9,8 @@ use warden_shell::Analysis;
 /// Compiled policy layers and the context requests are decided in.
 #[derive(Debug, Clone)]
 pub struct Engine {
-    policy: Arc<PolicySet>,
+    policy: PolicySet,
     context: Context,
-}
-
-/// The examples of an engine's policy, still to be checked (see [`Engine::new_deferred`]).
-#[derive(Debug)]
-pub struct PendingExamples {
-    set: Arc<PolicySet>,
-    examples: warden_policy::Examples,
-}
-
-impl PendingExamples {
-    /// Checks them.
-    ///
-    /// # Errors
-    /// Every example the policy decides otherwise (what [`Engine::new`] would have refused).
-    pub fn check(self) -> Result<(), Diagnostics> {
-        self.examples.check(&self.set)
-    }
 }
 
 /// What is asked of the engine.
@@ -80,20 +61,7 @@ impl Engine {
     /// # Errors
     /// Every diagnostic of every file; nothing is decided under a policy with errors.
     pub fn new(layers: &[LayerSource], context: Context) -> Result<Self, Diagnostics> {
-        Ok(Engine { policy: Arc::new(warden_policy::compile(layers)?), context })
-    }
-
-    /// [`Engine::new`] without waiting for the policy's examples: the engine, and the check of
-    /// its examples, which the caller runs (on another thread if it likes) and waits for
-    /// before it acts on any decision: [`crate::Session::check_examples_meanwhile`]. Any other
-    /// error of the policy is refused here, as by [`Engine::new`].
-    ///
-    /// # Errors
-    /// As [`Engine::new`], but for the examples.
-    pub fn new_deferred(layers: &[LayerSource], context: Context) -> Result<(Self, PendingExamples), Diagnostics> {
-        let (set, examples) = warden_policy::compile_deferred(layers)?;
-        let policy = Arc::new(set);
-        Ok((Engine { policy: Arc::clone(&policy), context }, PendingExamples { set: policy, examples }))
+        Ok(Engine { policy: warden_policy::compile(layers)?, context })
     }
 
     /// The same policy decided in another context.

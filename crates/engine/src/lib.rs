@@ -19,7 +19,6 @@ mod budget;
 mod confine;
 mod engine;
 mod environment;
-mod examples;
 mod layers;
 mod narrow;
 mod records;
@@ -29,7 +28,7 @@ mod run;
 mod session;
 mod wasi;
 
-pub use engine::{Engine, Explanation, PendingExamples, Query};
+pub use engine::{Engine, Explanation, Query};
 pub use run::{BackendChoice, Job, Outcome, RunError, RunOptions};
 pub use environment::Environment;
 pub use approve::{Answer, Approver, Pending, PreApprovalError, PreApprovals, RefuseAll};

@@ -106,8 +106,6 @@ pub struct Session {
     granted: SessionGrants,
     redactor: Arc<Redactor>,
     spent: Spent,
-    /// The check of the policy's examples, when it runs meanwhile (`examples.rs`).
-    examples: crate::examples::Check,
 }
 
 impl std::fmt::Debug for Session {
@@ -164,26 +162,7 @@ impl Session {
             config.id = session_id();
         }
         let redactor = Arc::new(Redactor::new(&[]).map_err(SessionError::Audit)?);
-        Ok(Session {
-            engine,
-            env,
-            config,
-            approver,
-            log,
-            policy_hash: policy_hash(layers),
-            granted: SessionGrants::default(),
-            redactor,
-            spent: Spent::default(),
-            examples: crate::examples::Check::Passed,
-        })
-    }
-
-    /// Hands the session the check of its engine's examples ([`crate::Engine::new_deferred`]),
-    /// running on `checking`: the session records nothing (and so acts on no decision: no
-    /// prompt, no run) before it has passed, and refuses every request with its diagnostics
-    /// ([`SessionError::Policy`]) if it fails.
-    pub fn check_examples_meanwhile(&mut self, checking: std::thread::JoinHandle<Result<(), Diagnostics>>) {
-        self.examples = crate::examples::Check::Running(checking);
+        Ok(Session { engine, env, config, approver, log, policy_hash: policy_hash(layers), granted: SessionGrants::default(), redactor, spent: Spent::default() })
     }
 
     /// The engine requests are decided with.
@@ -212,9 +191,6 @@ impl Session {
     /// When the reload cannot be recorded (the new policy is then not used).
     pub fn reload(&mut self, engine: Engine, layers: &[LayerSource]) -> Result<(), SessionError> {
         let hash = policy_hash(layers);
-        // The new engine's examples were checked when it was compiled ([`Engine::new`]); the
-        // old one's check, passed or not, no longer matters.
-        self.examples = crate::examples::Check::Passed;
         let note = format!("policy reloaded: {} -> {hash}", self.policy_hash);
         let mut entry = self.entry(Kind::Reload, "policy", Input::default());
         entry.policy_hash = hash.clone();
@@ -261,17 +237,13 @@ impl Session {
         let mut gate = Gate { explanation, refused: None, decision_seq: None, pending: false, tool: "exec".into(), subject, path: None, input };
         let opts = self.cleared_opts(&gate, opts);
         self.spent.commands += 1;
-        let Session { engine, env, log, examples, .. } = &mut *self;
+        let Session { engine, env, log, .. } = &mut *self;
         let log = std::sync::Mutex::new(log);
-        let examples = std::sync::Mutex::new(examples);
         // The record is written (and synced) on a thread of its own from now on, while the
         // sandbox is built; the gate waits for it. A run that starts nothing (the outcome says
         // why) never calls the gate: its record is waited for afterwards all the same.
         let (result, receipt) = std::thread::scope(|s| {
-            let write = || {
-                examples.lock().unwrap_or_else(std::sync::PoisonError::into_inner).wait()?;
-                append(&mut log.lock().unwrap_or_else(std::sync::PoisonError::into_inner), &entry)
-            };
+            let write = || append(&mut log.lock().unwrap_or_else(std::sync::PoisonError::into_inner), &entry);
             let mut writing = std::thread::Builder::new().name("warden-record".into()).spawn_scoped(s, write).ok();
             let mut written = move || match writing.take() {
                 Some(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("writing the decision record panicked".into()))),
@@ -540,7 +512,6 @@ impl Session {
     }
 
     fn record(&mut self, entry: &Entry) -> Result<Option<Receipt>, SessionError> {
-        self.examples.wait()?;
         append(&mut self.log, entry)
     }
 }

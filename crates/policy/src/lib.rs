@@ -25,7 +25,7 @@ mod fmt;
 mod parser;
 
 pub use argv::Argv;
-pub use compile::{Examples, GrantGlob, LayerInfo, PolicySet, compile, compile_deferred, grant_matches};
+pub use compile::{LayerInfo, PolicySet, compile, grant_matches, GrantGlob};
 pub use decision::*;
 pub use error::{Code, Diagnostic, Diagnostics};
 pub use fmt::{format, format_source};

@@ -13,8 +13,8 @@ use std::time::Duration;
 use crate::load::{PolicyArgs, SessionArgs, context, environment, layers};
 use crate::output::{CliError, policy_error};
 use warden_engine::{
-    Approver, AuditLog, BackendChoice, Engine, Environment, Job, Outcome, PendingExamples, PreApprovals, Query, RefuseAll, RunOptions,
-    Session, SessionError,
+    Approver, AuditLog, BackendChoice, Engine, Environment, Job, Outcome, PreApprovals, Query, RefuseAll, RunOptions, Session,
+    SessionError,
 };
 
 /// Arguments of `warden run`.
@@ -78,45 +78,25 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     }
     let layers = layers(&args.policy, &env)?;
     let config = args.session.config(&env);
-    // Beside the compile, on a thread of its own: the shell analyser's threads start, the audit
-    // log opens (a lock, its tail read and checked), then the policy's examples are checked
-    // while the request is decided and its sandbox built. The session records nothing, and so
-    // runs nothing, before they have passed.
-    let (log_tx, log_rx) = std::sync::mpsc::channel();
-    let (examples_tx, examples_rx) = std::sync::mpsc::channel::<PendingExamples>();
-    let audit = config.audit.clone();
-    let aside = std::thread::Builder::new().name("warden-aside".into()).spawn(move || {
-        // An analysis thread for the examples (analysed during the compile), the log, then a
-        // second thread for the request (analysed while the first still holds the examples).
-        warden_shell::warm(1);
-        let _ = log_tx.send(AuditLog::open(audit.as_deref()));
-        warden_shell::warm(2);
-        // None when the policy did not compile: nothing to check.
-        examples_rx.recv().map_or(Ok(()), PendingExamples::check)
+    // The audit log opens (a lock, its tail read and checked) while the policy compiles, on a
+    // thread that first starts the shell analyser's (the policy's examples are analysed on it).
+    let (engine, log) = std::thread::scope(|s| {
+        let open = || {
+            warden_shell::warm(1);
+            AuditLog::open(config.audit.as_deref())
+        };
+        let opening = std::thread::Builder::new().name("warden-audit-open".into()).spawn_scoped(s, open);
+        let engine = Engine::new(&layers, context);
+        let log = match opening {
+            Ok(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("opening the log panicked".into()))),
+            Err(_) => AuditLog::open(config.audit.as_deref()),
+        };
+        (engine, log)
     });
-    let compiled = Engine::new_deferred(&layers, context);
-    let log = match &aside {
-        Ok(_) => log_rx.recv().unwrap_or_else(|_| Err(SessionError::Audit("opening the log failed (its thread ended)".into()))),
-        Err(_) => AuditLog::open(config.audit.as_deref()),
-    };
-    let (engine, examples) = compiled.map_err(|d| policy_error(&d))?;
+    let engine = engine.map_err(|d| policy_error(&d))?;
     let log = log.map_err(session_error)?;
     let approver = approver(args, &env)?;
     let mut session = Session::with_log(engine, &layers, env, config, approver, log).map_err(session_error)?;
-    // Without the thread, checked here.
-    let unchecked = match aside {
-        Ok(thread) => match examples_tx.send(examples) {
-            Ok(()) => {
-                session.check_examples_meanwhile(thread);
-                None
-            }
-            Err(std::sync::mpsc::SendError(examples)) => Some(examples),
-        },
-        Err(_) => Some(examples),
-    };
-    if let Some(examples) = unchecked {
-        examples.check().map_err(|d| policy_error(&d))?;
-    }
     let opts = RunOptions {
         timeout,
         backend: args.backend.map(|b| match b {

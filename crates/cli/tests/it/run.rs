@@ -175,9 +175,7 @@ fn the_policy_can_select_the_wasi_backend() {
 }
 
 /// A policy whose example fails is refused as a whole: whatever the request (allowed, denied,
-/// asked), nothing runs, nothing is recorded, and the example's diagnostic is printed. Its
-/// examples are checked while the request is decided and its sandbox built (`warden run`),
-/// so this pins that the check still comes first.
+/// asked), nothing runs, nothing is recorded, and the example's diagnostic is printed.
 #[test]
 fn a_failing_example_refuses_every_request_before_anything_runs_or_is_recorded() {
     let ws = tempdir("run-example");

@@ -24,12 +24,6 @@ pub(crate) struct Analysing {
     later: warden_shell::Later,
 }
 
-impl std::fmt::Debug for Analysing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.later.fmt(f)
-    }
-}
-
 /// Starts analysing the command of every `example` of every file, in file order.
 pub(crate) fn begin(layers: &[LayerAst]) -> Analysing {
     let commands: Vec<&str> = files(layers).flat_map(commands).collect();

@@ -79,72 +79,6 @@ pub struct PolicySet {
 /// Every diagnostic of every file, sorted by file then position; nothing compiles if any file
 /// has an error. An empty `layers` slice is an error (`warden::source`).
 pub fn compile(layers: &[LayerSource]) -> Result<PolicySet, Diagnostics> {
-    let (parsed, found, parse_failed) = parse_layers(layers)?;
-    compile_parsed(parsed, found, parse_failed)
-}
-
-/// [`compile`] with the examples left to check: the set, and its [`Examples`], which the
-/// caller checks ([`Examples::check`], on another thread if it likes) before it acts on any
-/// decision of the set. A policy with any other error is refused here, with every diagnostic
-/// [`compile`] gives (its examples checked too); a valid one is refused by the check with the
-/// same diagnostics as [`compile`].
-///
-/// # Errors
-/// As [`compile`], but for the examples.
-pub fn compile_deferred(layers: &[LayerSource]) -> Result<(PolicySet, Examples), Diagnostics> {
-    let (parsed, found, parse_failed) = parse_layers(layers)?;
-    if parse_failed || !found.is_empty() {
-        return Err(refused(parsed, found, parse_failed));
-    }
-    // The examples' commands are parsed on the analyser's thread while this one validates
-    // and compiles, and after: the check that decides them comes later.
-    let analysing = examples::begin(&parsed);
-    if !validate::validate(&parsed).is_empty() {
-        // Not valid: every diagnostic now, examples included, exactly as `compile` reports.
-        return Err(refused(parsed, found, parse_failed));
-    }
-    let single = parsed.len() == 1 && parsed.iter().all(|l| l.files.len() == 1);
-    let set = assemble(&parsed);
-    Ok((set, Examples { parsed, single, analysing }))
-}
-
-/// Every diagnostic of a policy known to have errors, as [`compile`] reports them (its
-/// examples checked too).
-fn refused(parsed: Vec<LayerAst>, found: Vec<validate::Found>, parse_failed: bool) -> Diagnostics {
-    match compile_parsed(parsed, found, parse_failed) {
-        Err(d) => d,
-        // Not reached: a policy with an error never compiles.
-        Ok(_) => Diagnostics(Vec::new()),
-    }
-}
-
-/// The `example` statements of a compiled set, still to be checked (see [`compile_deferred`]).
-#[derive(Debug)]
-pub struct Examples {
-    parsed: Vec<LayerAst>,
-    /// One layer of one file: its examples are checked against the set itself.
-    single: bool,
-    /// Their commands, being analysed.
-    analysing: examples::Analysing,
-}
-
-impl Examples {
-    /// Checks every example against `set`, the set [`compile_deferred`] gave with them.
-    ///
-    /// # Errors
-    /// Every example that the policy decides otherwise, as [`compile`] reports them.
-    pub fn check(self, set: &PolicySet) -> Result<(), Diagnostics> {
-        let mut found = examples::check(&self.parsed, &[], self.single.then_some(set), self.analysing);
-        if found.is_empty() {
-            return Ok(());
-        }
-        found.sort_by_key(|(o, d)| (*o, d.span.start, d.span.end));
-        Err(Diagnostics(found.into_iter().map(|(_, d)| d).collect()))
-    }
-}
-
-/// Every file parsed, by layer; the parse errors found, and whether any file failed.
-fn parse_layers(layers: &[LayerSource]) -> Result<(Vec<LayerAst>, Vec<validate::Found>, bool), Diagnostics> {
     if layers.is_empty() || layers.iter().all(|l| l.files.is_empty()) {
         return Err(Diagnostics(vec![
             Diagnostic::new(Code::Source, "-", "", 0..0, "no policy layer to compile")
@@ -180,7 +114,7 @@ fn parse_layers(layers: &[LayerSource]) -> Result<(Vec<LayerAst>, Vec<validate::
         }
         parsed.push(LayerAst { kind: layer.kind, files });
     }
-    Ok((parsed, found, parse_failed))
+    compile_parsed(parsed, found, parse_failed)
 }
 
 /// Below this much policy text, parsing on threads costs more than it saves.

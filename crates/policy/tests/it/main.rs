@@ -6,6 +6,5 @@ mod differential;
 mod fmt;
 mod parse;
 mod decide;
-mod deferred;
 mod layers;
 mod props;
