@@ -69,14 +69,10 @@ pub(crate) struct Child<'a> {
     pub drop_to: Option<(u32, u32)>,
     pub argv: &'a [*const c_char],
     pub env: &'a [*const c_char],
-    pub sync: RawFd,
+    pub io: Stdio,
     /// The go pipe's write end: this process's copy is closed first, so that the read sees the
     /// end of the pipe when the parent gives up (instead of waiting on its own copy).
     pub sync_w: RawFd,
-    pub err: RawFd,
-    pub stdin: RawFd,
-    pub stdout: RawFd,
-    pub stderr: RawFd,
 }
 
 #[repr(C)]
@@ -144,107 +140,14 @@ pub(crate) fn p(c: &CStr) -> *const c_char {
 pub(crate) unsafe fn enter(c: &Child) -> ! {
     // SAFETY: the caller's contract, passed on.
     unsafe {
-        let io = Stdio { stdin: c.stdin, stdout: c.stdout, stderr: c.stderr, sync: c.sync, err: c.err };
         // The first go says the id maps are written. In a prepared view they exist already:
         // the only go is the last one (see `finish`), so the setup overlaps the parent's work.
-        start(&[c.sync_w], &io, c.fresh.is_none());
+        start(&[c.sync_w], &c.io, c.fresh.is_none());
         match c.fresh {
-            None => build(c.plan, c.trees, c.err),
-            Some(ops) => crate::view_child::fresh(ops, c.err),
+            None => build(c.plan, c.trees, c.io.err),
+            Some(ops) => crate::view_child::fresh(ops, c.io.err),
         }
         finish(c)
-    }
-}
-
-/// A process started ahead ([`crate::prestart`]): the standard descriptors, the signals, the
-/// id maps' go, and the part of the mount view every plan begins with, built while the caller
-/// still loads its policy; then the run's [`Child`] (and its detached trees) received on
-/// `e.ctl`, the rest of its plan, and [`finish`]. The end of `e.ctl` instead: exit. Never
-/// returns.
-///
-/// # Safety
-/// Must be called only in the child right after `clone`, with every pointer in `e` valid, and
-/// every pointer in the [`Child`] it receives valid until it has exec'd or exited.
-pub(crate) unsafe fn enter_early(e: &crate::prestart::Early) -> ! {
-    // SAFETY: (the whole block) the caller's contract; raw system calls on prepared memory.
-    unsafe {
-        // Every other descriptor the caller had at the clone goes first: this process may wait
-        // long, and a copy of another pipe's write end held meanwhile would keep its reader
-        // from ever seeing the end (the parent's own ends of this process's pipes too).
-        let io = &e.stdio;
-        let mut keep = [io.stdin, io.stdout, io.stderr, io.sync, io.err, e.ctl];
-        close_others(&mut keep);
-        start(&[], io, true);
-        stage(&e.stage, e.stdio.err);
-        steps(&e.base, 0, &[], e.stdio.err);
-        let mut trees = [-1; crate::prestart::MAX_TREES];
-        let Some((c, n)) = receive(e.ctl, &mut trees) else { libc::_exit(0) };
-        let c: &Child = &*c;
-        let rest = c.plan.steps.get(e.base.len()..).unwrap_or_default();
-        steps(rest, e.base.len(), trees.get(..n).unwrap_or_default(), c.err);
-        pivot(&c.plan.staging.root, c.err);
-        finish(c)
-    }
-}
-
-/// Closes every descriptor from 3 up but those in `keep`.
-///
-/// # Safety
-/// Only in a child between `clone` and `execve` (it closes descriptors it does not own).
-unsafe fn close_others(keep: &mut [RawFd]) {
-    keep.sort_unstable();
-    let mut from: RawFd = 3;
-    for &fd in keep.iter() {
-        if fd > from {
-            // SAFETY: closes descriptors of this process's own table.
-            unsafe { libc::syscall(libc::SYS_close_range, from as u32, (fd - 1) as u32, 0u32) };
-        }
-        from = from.max(fd + 1);
-    }
-    // SAFETY: as above.
-    unsafe { libc::syscall(libc::SYS_close_range, from as u32, u32::MAX, 0u32) };
-}
-
-/// Receives the run's [`Child`] (its address: the memory is shared) and up to
-/// [`crate::prestart::MAX_TREES`] descriptors into `trees`; `None` at the end of `ctl` or on
-/// anything else.
-///
-/// # Safety
-/// `ctl` is a `SOCK_SEQPACKET` socket the parent writes [`crate::prestart`]'s message to.
-unsafe fn receive(ctl: RawFd, trees: &mut [RawFd; crate::prestart::MAX_TREES]) -> Option<(*const Child<'static>, usize)> {
-    #[repr(C, align(8))]
-    struct Control([u8; 128]);
-    let mut addr = 0usize;
-    let mut iov = libc::iovec { iov_base: (&raw mut addr).cast(), iov_len: size_of::<usize>() };
-    let mut control = Control([0; 128]);
-    // SAFETY: (the whole block) recvmsg into stack buffers whose sizes we pass; the CMSG_*
-    // helpers only compute addresses inside `control`.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = control.0.len();
-        let got = loop {
-            let r = libc::recvmsg(ctl, &raw mut msg, libc::MSG_CMSG_CLOEXEC);
-            if r >= 0 || errno() != libc::EINTR {
-                break r;
-            }
-        };
-        if got != size_of::<usize>() as isize || addr == 0 || msg.msg_flags & libc::MSG_CTRUNC != 0 {
-            return None;
-        }
-        let mut n = 0;
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        if !cmsg.is_null() && (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-            let bytes = (*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize;
-            n = (bytes / size_of::<RawFd>()).min(trees.len());
-            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-            for (i, slot) in trees.iter_mut().enumerate().take(n) {
-                *slot = data.add(i).read_unaligned();
-            }
-        }
-        Some((addr as *const Child<'static>, n))
     }
 }
 
@@ -264,6 +167,7 @@ macro_rules! check {
 pub(crate) use check;
 
 /// The command's standard descriptors, and the pipes the parent talks to it through.
+#[derive(Clone, Copy)]
 pub(crate) struct Stdio {
     pub stdin: RawFd,
     pub stdout: RawFd,
@@ -280,7 +184,7 @@ pub(crate) struct Stdio {
 ///
 /// # Safety
 /// Same as [`enter`].
-unsafe fn start(close: &[RawFd], io: &Stdio, wait: bool) {
+pub(crate) unsafe fn start(close: &[RawFd], io: &Stdio, wait: bool) {
     // SAFETY: (the whole block) raw system calls on descriptors and buffers the parent prepared
     // (see module docs).
     unsafe {
@@ -358,7 +262,7 @@ pub(crate) unsafe fn build(plan: &Plan, trees: &[RawFd], err: RawFd) {
 ///
 /// # Safety
 /// Same as [`enter`].
-unsafe fn stage(s: &Staging, err: RawFd) {
+pub(crate) unsafe fn stage(s: &Staging, err: RawFd) {
     let null = std::ptr::null::<c_char>();
     // SAFETY: (the whole block) raw system calls on C strings the parent prepared.
     unsafe {
@@ -380,7 +284,7 @@ unsafe fn stage(s: &Staging, err: RawFd) {
 ///
 /// # Safety
 /// Same as [`enter`].
-unsafe fn steps(steps: &[Step], first: usize, trees: &[RawFd], err: RawFd) {
+pub(crate) unsafe fn steps(steps: &[Step], first: usize, trees: &[RawFd], err: RawFd) {
     let null = std::ptr::null::<c_char>();
     let tmpfs = c"tmpfs".as_ptr();
     let setup = libc::MS_NOSUID | libc::MS_NODEV;
@@ -414,7 +318,7 @@ unsafe fn steps(steps: &[Step], first: usize, trees: &[RawFd], err: RawFd) {
 ///
 /// # Safety
 /// Same as [`enter`].
-unsafe fn pivot(root: &CStr, err: RawFd) {
+pub(crate) unsafe fn pivot(root: &CStr, err: RawFd) {
     let null = std::ptr::null::<c_char>();
     // SAFETY: (the whole block) raw system calls on C strings the parent prepared.
     unsafe {
@@ -468,18 +372,18 @@ pub(crate) unsafe fn proc_mount(dst: &CStr) -> libc::c_int {
 ///
 /// # Safety
 /// Same as [`enter`].
-unsafe fn finish(c: &Child) -> ! {
+pub(crate) unsafe fn finish(c: &Child) -> ! {
     // SAFETY: (the whole block) raw system calls on C strings and buffers the parent prepared and
     // the child's copy of memory keeps alive; no allocation, no locks (see module docs).
     unsafe {
         let plan = c.plan;
-        check!(c.err, libc::sethostname(c"warden".as_ptr(), 6), Stage::Hostname);
-        check!(c.err, libc::chdir(p(&plan.cwd)), Stage::Cwd);
+        check!(c.io.err, libc::sethostname(c"warden".as_ptr(), 6), Stage::Hostname);
+        check!(c.io.err, libc::chdir(p(&plan.cwd)), Stage::Cwd);
 
-        check!(c.err, libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), Stage::NoNewPrivs);
+        check!(c.io.err, libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), Stage::NoNewPrivs);
         landlock(c);
 
-        check!(c.err, libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0), Stage::Caps);
+        check!(c.io.err, libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0), Stage::Caps);
         // Capabilities are numbered from 0 without gaps: EINVAL means past the kernel's last.
         for cap in 0..64 {
             let r = libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
@@ -487,44 +391,44 @@ unsafe fn finish(c: &Child) -> ! {
                 break;
             }
             if r < 0 {
-                fail(c.err, Stage::Caps, cap as usize, errno());
+                fail(c.io.err, Stage::Caps, cap as usize, errno());
             }
         }
-        check!(c.err, libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), Stage::Caps);
+        check!(c.io.err, libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), Stage::Caps);
         if let Some((uid, gid)) = c.drop_to {
-            check!(c.err, libc::syscall(libc::SYS_setgroups, 0usize, std::ptr::null::<libc::gid_t>()), Stage::Caps, 100);
-            check!(c.err, libc::syscall(libc::SYS_setresgid, gid, gid, gid), Stage::Caps, 101);
-            check!(c.err, libc::syscall(libc::SYS_setresuid, uid, uid, uid), Stage::Caps, 102);
+            check!(c.io.err, libc::syscall(libc::SYS_setgroups, 0usize, std::ptr::null::<libc::gid_t>()), Stage::Caps, 100);
+            check!(c.io.err, libc::syscall(libc::SYS_setresgid, gid, gid, gid), Stage::Caps, 101);
+            check!(c.io.err, libc::syscall(libc::SYS_setresuid, uid, uid, uid), Stage::Caps, 102);
         }
         // The command dies with warden: a killed warden cannot enforce the timeout or reap it.
         // Set after the last credential change (which would clear it); a parent that died
         // before this line has closed its end of the error pipe, which poll reports.
-        check!(c.err, libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0), Stage::Caps, 103);
-        let mut pfd = libc::pollfd { fd: c.err, events: 0, revents: 0 };
+        check!(c.io.err, libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0), Stage::Caps, 103);
+        let mut pfd = libc::pollfd { fd: c.io.err, events: 0, revents: 0 };
         if libc::poll(&raw mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLERR != 0 {
             libc::_exit(126);
         }
         let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
         let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
-        check!(c.err, libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()), Stage::Caps);
+        check!(c.io.err, libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()), Stage::Caps);
 
         for (i, (resource, value)) in c.rlimits.iter().enumerate() {
             let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };
-            check!(c.err, libc::setrlimit(*resource, &lim), Stage::Rlimit, i);
+            check!(c.io.err, libc::setrlimit(*resource, &lim), Stage::Rlimit, i);
         }
-        check!(c.err, libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
+        check!(c.io.err, libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC), Stage::Fds);
 
         for (i, prog) in c.programs.iter().enumerate() {
             let fprog = libc::sock_fprog { len: u16::try_from(prog.len()).unwrap_or(0), filter: prog.as_ptr().cast_mut() };
-            check!(c.err, libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);
+            check!(c.io.err, libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);
         }
         // The last go, under the filters already (their loading and JIT overlap the parent's
         // gate; the wait needs only read, write and exit): the parent's gate passed (its
         // decision record is on disk) and it holds the run's mount namespace (see
         // `spawn::release_later`). End of file instead: exit. Nothing but execve follows.
-        wait_go(c.sync, c.err);
+        wait_go(c.io.sync, c.io.err);
         libc::execve(p(&plan.program), c.argv.as_ptr(), c.env.as_ptr());
-        fail(c.err, Stage::Exec, 0, errno())
+        fail(c.io.err, Stage::Exec, 0, errno())
     }
 }
 
@@ -540,7 +444,7 @@ unsafe fn landlock(c: &Child) {
     unsafe {
         let ruleset = libc::syscall(libc::SYS_landlock_create_ruleset, &raw const attr, m.attr_size(), 0u32);
         if ruleset < 0 {
-            fail(c.err, Stage::Landlock, 0, errno());
+            fail(c.io.err, Stage::Landlock, 0, errno());
         }
         let ruleset = ruleset as libc::c_int;
         for (i, rule) in c.plan.rules.iter().enumerate() {
@@ -549,17 +453,17 @@ unsafe fn landlock(c: &Child) {
                 if errno() == libc::ENOENT {
                     continue;
                 }
-                fail(c.err, Stage::Landlock, i + 1, errno());
+                fail(c.io.err, Stage::Landlock, i + 1, errno());
             }
             let beneath = PathBeneath { allowed_access: rule.access, parent_fd: fd };
             let r = libc::syscall(libc::SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &raw const beneath, 0u32);
             if r < 0 {
-                fail(c.err, Stage::Landlock, i + 1, errno());
+                fail(c.io.err, Stage::Landlock, i + 1, errno());
             }
             libc::close(fd);
         }
         if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) < 0 {
-            fail(c.err, Stage::Landlock, usize::MAX, errno());
+            fail(c.io.err, Stage::Landlock, usize::MAX, errno());
         }
         libc::close(ruleset);
     }

@@ -28,6 +28,7 @@ mod idmap;
 mod landlock;
 mod plan;
 mod prestart;
+mod prestart_child;
 mod seccomp;
 mod spawn;
 mod spec;

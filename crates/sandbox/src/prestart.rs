@@ -48,7 +48,7 @@ enum Slot {
 }
 
 /// What the process started ahead reads until its plan arrives (see
-/// [`crate::child::enter_early`]).
+/// [`crate::prestart_child::enter`]).
 pub(crate) struct Early {
     pub stdio: Stdio,
     /// The go pipe's write end: the parent's (the process closes its copy first, with every
@@ -226,12 +226,8 @@ impl Prestart {
             drop_to: l.root.then_some((idmap::UID, idmap::GID)),
             argv,
             env,
-            sync: e.stdio.sync,
+            io: e.stdio,
             sync_w: e.sync_w,
-            err: e.stdio.err,
-            stdin: e.stdio.stdin,
-            stdout: e.stdio.stdout,
-            stderr: e.stdio.stderr,
         }
     }
 
@@ -251,7 +247,7 @@ impl Prestart {
 extern "C" fn early_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `Early` that `make` passed to clone; it outlives this process's use
     // of the shared memory (see the clone call).
-    unsafe { crate::child::enter_early(&*(arg as *const Early)) }
+    unsafe { crate::prestart_child::enter(&*(arg as *const Early)) }
 }
 
 /// Sends `address` and the descriptors `fds` in one message.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use warden_feedback::{Capture, Run, SandboxInfo, Stream};
 
-use crate::child::{Child, Stage};
+use crate::child::{Child, Stage, Stdio};
 use crate::landlock::{self, Masks};
 use crate::plan::Plan;
 use crate::prestart;
@@ -117,12 +117,14 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
         drop_to: root.then_some((idmap::UID, idmap::GID)),
         argv: &argv,
         env: &env,
-        sync: sync_r.as_raw_fd(),
+        io: Stdio {
+            stdin: stdin_child.as_raw_fd(),
+            stdout: out_w.as_raw_fd(),
+            stderr: errp_w.as_raw_fd(),
+            sync: sync_r.as_raw_fd(),
+            err: err_w.as_raw_fd(),
+        },
         sync_w: sync_w.as_raw_fd(),
-        err: err_w.as_raw_fd(),
-        stdin: stdin_child.as_raw_fd(),
-        stdout: out_w.as_raw_fd(),
-        stderr: errp_w.as_raw_fd(),
     };
     // The child shares our memory until its execve (like posix_spawn: copying a large
     // parent's page tables and tearing the copy down at exec cost milliseconds), on a stack and

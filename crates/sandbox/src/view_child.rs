@@ -79,7 +79,7 @@ pub(crate) struct Hop<'a> {
 /// Only in the child right after `clone`, with every pointer in `h` valid (shared memory); the
 /// stack and TLS in `h` are the command process's own, unused by anyone else.
 pub(crate) unsafe fn hop(h: &Hop) -> ! {
-    let err = h.child.err;
+    let err = h.child.io.err;
     // SAFETY: (the whole block) setns on descriptors the parent holds open; clone on a stack and
     // TLS reserved for the command process, which runs `command_main` on `h.child`.
     unsafe {

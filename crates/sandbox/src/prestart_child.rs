@@ -1,0 +1,100 @@
+//! The process started ahead (see `prestart.rs`), between `clone` and `execve`. Async-signal-
+//! safe like `child.rs`, whose setup it shares: raw system calls on memory the parent
+//! prepared.
+
+use std::os::fd::RawFd;
+
+use crate::child::{Child, errno, finish, pivot, stage, start, steps};
+use crate::prestart::{Early, MAX_TREES};
+
+/// A process started ahead ([`crate::prestart`]): the standard descriptors, the signals, the
+/// id maps' go, and the part of the mount view every plan begins with, built while the caller
+/// still loads its policy; then the run's [`Child`] (and its detached trees) received on
+/// `e.ctl`, the rest of its plan, and [`finish`]. The end of `e.ctl` instead: exit. Never
+/// returns.
+///
+/// # Safety
+/// Must be called only in the child right after `clone`, with every pointer in `e` valid, and
+/// every pointer in the [`Child`] it receives valid until it has exec'd or exited.
+pub(crate) unsafe fn enter(e: &Early) -> ! {
+    // SAFETY: (the whole block) the caller's contract; raw system calls on prepared memory.
+    unsafe {
+        // Every other descriptor the caller had at the clone goes first: this process may wait
+        // long, and a copy of another pipe's write end held meanwhile would keep its reader
+        // from ever seeing the end (the parent's own ends of this process's pipes too).
+        let io = &e.stdio;
+        let mut keep = [io.stdin, io.stdout, io.stderr, io.sync, io.err, e.ctl];
+        close_others(&mut keep);
+        start(&[], io, true);
+        stage(&e.stage, e.stdio.err);
+        steps(&e.base, 0, &[], e.stdio.err);
+        let mut trees = [-1; MAX_TREES];
+        let Some((c, n)) = receive(e.ctl, &mut trees) else { libc::_exit(0) };
+        let c: &Child = &*c;
+        let rest = c.plan.steps.get(e.base.len()..).unwrap_or_default();
+        steps(rest, e.base.len(), trees.get(..n).unwrap_or_default(), c.io.err);
+        pivot(&c.plan.staging.root, c.io.err);
+        finish(c)
+    }
+}
+
+/// Closes every descriptor from 3 up but those in `keep`.
+///
+/// # Safety
+/// Only in a child between `clone` and `execve` (it closes descriptors it does not own).
+unsafe fn close_others(keep: &mut [RawFd]) {
+    keep.sort_unstable();
+    let mut from: RawFd = 3;
+    for &fd in keep.iter() {
+        if fd > from {
+            // SAFETY: closes descriptors of this process's own table.
+            unsafe { libc::syscall(libc::SYS_close_range, from as u32, (fd - 1) as u32, 0u32) };
+        }
+        from = from.max(fd + 1);
+    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, from as u32, u32::MAX, 0u32) };
+}
+
+/// Receives the run's [`Child`] (its address: the memory is shared) and up to
+/// [`MAX_TREES`] descriptors into `trees`; `None` at the end of `ctl` or on
+/// anything else.
+///
+/// # Safety
+/// `ctl` is a `SOCK_SEQPACKET` socket the parent writes [`crate::prestart`]'s message to.
+unsafe fn receive(ctl: RawFd, trees: &mut [RawFd; MAX_TREES]) -> Option<(*const Child<'static>, usize)> {
+    #[repr(C, align(8))]
+    struct Control([u8; 128]);
+    let mut addr = 0usize;
+    let mut iov = libc::iovec { iov_base: (&raw mut addr).cast(), iov_len: size_of::<usize>() };
+    let mut control = Control([0; 128]);
+    // SAFETY: (the whole block) recvmsg into stack buffers whose sizes we pass; the CMSG_*
+    // helpers only compute addresses inside `control`.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = control.0.len();
+        let got = loop {
+            let r = libc::recvmsg(ctl, &raw mut msg, libc::MSG_CMSG_CLOEXEC);
+            if r >= 0 || errno() != libc::EINTR {
+                break r;
+            }
+        };
+        if got != size_of::<usize>() as isize || addr == 0 || msg.msg_flags & libc::MSG_CTRUNC != 0 {
+            return None;
+        }
+        let mut n = 0;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if !cmsg.is_null() && (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+            let bytes = (*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize;
+            n = (bytes / size_of::<RawFd>()).min(trees.len());
+            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+            for (i, slot) in trees.iter_mut().enumerate().take(n) {
+                *slot = data.add(i).read_unaligned();
+            }
+        }
+        Some((addr as *const Child<'static>, n))
+    }
+}
