@@ -7,14 +7,21 @@ use std::time::{Duration, Instant};
 use warden_wasi::{Call, Client, Error, Limits};
 
 /// A stand-in helper: `body` runs for each request line, with `$id` set to its id.
+///
+/// A child `sh` writes the file, never this process: tests run on threads side by side, and a
+/// descriptor this process held open for writing would be inherited by a helper another test
+/// forks at that moment, so starting this one would fail with "Text file busy" (ETXTBSY).
 fn helper(dir: &Path, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
     let script = format!(
         "#!/bin/sh\n[ \"$1\" = --cache ] || exit 9\nwhile IFS= read -r line; do\n  id=$(printf '%s' \"$line\" | sed 's/^{{\"id\":\\([0-9]*\\).*/\\1/')\n  {body}\ndone\n"
     );
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let written = std::process::Command::new("/bin/sh")
+        .args(["-c", r#"printf '%s' "$1" > "$2" && chmod 755 "$2""#, "sh", &script])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(written.success(), "cannot write {}", path.display());
     path
 }
 
