@@ -21,6 +21,7 @@
 //! This is the only crate of the workspace allowed `unsafe`: every block has a `// SAFETY:`
 //! note, and the code between `clone` and `execve` (`child.rs`) is async-signal-safe.
 
+mod apart;
 mod attr;
 mod child;
 mod denials;
@@ -35,6 +36,7 @@ mod spec;
 mod view;
 mod view_child;
 
+pub use apart::spawn as spawn_apart;
 pub use landlock::abi as landlock_abi;
 pub use plan::{Shown, shown};
 pub use prestart::prestart;

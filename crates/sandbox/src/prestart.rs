@@ -96,7 +96,9 @@ pub fn prestart(workspace: &std::path::Path) {
         *slot = Slot::Making;
     }
     let (keep, done) = mpsc::channel::<()>();
-    let spawned = std::thread::Builder::new().name("warden-prestart".into()).spawn(move || {
+    // On another processor at once: its work overlaps the caller's policy load only if it
+    // does not wait for the caller's time slice to end (`apart.rs`).
+    let spawned = crate::apart::spawn(std::thread::Builder::new().name("warden-prestart".into()), move || {
         // Whatever happens on this thread (a panic included), a run waiting for the slot is
         // released: it finds the process, or nothing and starts its own.
         let settled = Settle;
