@@ -39,3 +39,4 @@ pub use records::policy_hash;
 pub use session::{AuditLog, Cleared, Gate, Session, SessionConfig, SessionError};
 pub use layers::{LoadError, discover, load_files, quote_argv, repository_root};
 pub use warden_sandbox::prestart as prestart_sandbox;
+pub use warden_sandbox::spawn_apart;

@@ -238,30 +238,34 @@ impl Session {
         let opts = self.cleared_opts(&gate, opts);
         self.spent.commands += 1;
         let Session { engine, env, log, .. } = &mut *self;
-        let log = std::sync::Mutex::new(log);
-        // The record is written (and synced) on a thread of its own from now on, while the
-        // sandbox is built; the gate waits for it. A run that starts nothing (the outcome says
-        // why) never calls the gate: its record is waited for afterwards all the same.
-        let (result, receipt) = std::thread::scope(|s| {
-            let write = || append(&mut log.lock().unwrap_or_else(std::sync::PoisonError::into_inner), &entry);
-            let mut writing = std::thread::Builder::new().name("warden-record".into()).spawn_scoped(s, write).ok();
-            let mut written = move || match writing.take() {
-                Some(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("writing the decision record panicked".into()))),
-                None => write(),
+        // The record is written (and synced) on a thread of its own from now on, started on
+        // another processor (`warden_sandbox::spawn_apart`), while the sandbox is built; the
+        // gate waits for it. A run that starts nothing (the outcome says why) never calls the
+        // gate: its record is waited for afterwards all the same. The log goes back to the
+        // session only once the record is written (or the thread has ended).
+        let shared = Arc::new(std::sync::Mutex::new(log.take()));
+        let entry = Arc::new(entry);
+        let write = {
+            let (shared, entry) = (Arc::clone(&shared), Arc::clone(&entry));
+            move || append(&mut shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner), &entry)
+        };
+        let mut writing = warden_sandbox::spawn_apart(std::thread::Builder::new().name("warden-record".into()), write).ok();
+        let mut written = || match writing.take() {
+            Some(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("writing the decision record panicked".into()))),
+            None => append(&mut shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner), &entry),
+        };
+        let mut recorded = None;
+        let result = {
+            let mut record = || {
+                let r = written();
+                let refused = r.as_ref().err().map(ToString::to_string);
+                recorded = Some(r);
+                refused.map_or(Ok(()), Err)
             };
-            let mut recorded = None;
-            let result = {
-                let mut record = || {
-                    let r = written();
-                    let refused = r.as_ref().err().map(ToString::to_string);
-                    recorded = Some(r);
-                    refused.map_or(Ok(()), Err)
-                };
-                engine.run_gated(&gate.explanation, job, env, &opts, &mut record)
-            };
-            let receipt = recorded.unwrap_or_else(written);
-            (result, receipt)
-        });
+            engine.run_gated(&gate.explanation, job, env, &opts, &mut record)
+        };
+        let receipt = recorded.unwrap_or_else(&mut written);
+        *log = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         gate.decision_seq = receipt?.map(|r| r.seq);
         self.complete(Cleared { gate, opts }, result)
     }

@@ -79,20 +79,19 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let layers = layers(&args.policy, &env)?;
     let config = args.session.config(&env);
     // The audit log opens (a lock, its tail read and checked) while the policy compiles, on a
-    // thread that first starts the shell analyser's (the policy's examples are analysed on it).
-    let (engine, log) = std::thread::scope(|s| {
-        let open = || {
-            warden_shell::warm(1);
-            AuditLog::open(config.audit.as_deref())
-        };
-        let opening = std::thread::Builder::new().name("warden-audit-open".into()).spawn_scoped(s, open);
-        let engine = Engine::new(&layers, context);
-        let log = match opening {
-            Ok(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("opening the log panicked".into()))),
-            Err(_) => AuditLog::open(config.audit.as_deref()),
-        };
-        (engine, log)
-    });
+    // thread on another processor that first starts the shell analyser's (the policy's
+    // examples are analysed on it).
+    let path = config.audit.clone();
+    let open = move || {
+        warden_shell::warm(1);
+        AuditLog::open(path.as_deref())
+    };
+    let opening = warden_engine::spawn_apart(std::thread::Builder::new().name("warden-audit-open".into()), open);
+    let engine = Engine::new(&layers, context);
+    let log = match opening {
+        Ok(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("opening the log panicked".into()))),
+        Err(_) => AuditLog::open(config.audit.as_deref()),
+    };
     let engine = engine.map_err(|d| policy_error(&d))?;
     let log = log.map_err(session_error)?;
     let approver = approver(args, &env)?;
