@@ -46,9 +46,12 @@ fn children(gone: bool) -> Vec<String> {
 /// What the command sees of its sandbox: every mount (where, options, type, source; sorted, as
 /// the order of `mountinfo` is the order the mounts were made in, which differs: a process
 /// started ahead makes its first mounts before the parent clones the workspace's tree), its
-/// network interfaces, who it is, its host name, `/dev`, and a file it writes in the workspace.
+/// network interfaces, who it is, its host name, `/dev`, a file it writes in the workspace, and
+/// the processors it may run on (the thread that clones it ahead starts on another processor
+/// than its caller's, `apart.rs`, and must have taken the caller's whole set back).
 const PROBE: &str = "awk '{ for (i = 7; $i != \"-\"; i++); print $5, $6, $(i+1), $(i+2) }' /proc/self/mountinfo | sort; \
-    tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; id -u; id -g; hostname; ls -la /dev | awk '{print $1, $NF}'; echo made > made; ls -ln made | awk '{print $3, $4}'; rm made";
+    tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; id -u; id -g; hostname; ls -la /dev | awk '{print $1, $NF}'; echo made > made; ls -ln made | awk '{print $3, $4}'; rm made; \
+    grep Cpus_allowed_list /proc/self/status";
 
 #[test]
 fn a_run_starts_in_the_process_started_ahead_and_sees_the_view_of_its_own() {
@@ -64,6 +67,7 @@ fn a_run_starts_in_the_process_started_ahead_and_sees_the_view_of_its_own() {
     assert!(own.stdout.text.contains(" tmpfs "), "{}", own.stdout.text);
     // A network namespace of its own: loopback only.
     assert!(own.stdout.text.contains("\nlo\n"), "{}", own.stdout.text);
+    assert!(own.stdout.text.contains("Cpus_allowed_list:"), "{}", own.stdout.text);
     assert_eq!(started.stdout.text, own.stdout.text, "the view differs from a process of its own");
     assert_eq!(started.stderr.text, own.stderr.text);
     assert_eq!(started.sandbox.namespaces, own.sandbox.namespaces);
