@@ -12,7 +12,9 @@
 //! or larger than [`MAX_INPUT`], yields an opaque part, never an empty analysis. Every string
 //! is checked for the shapes known to make `brush-parser` 0.4.0 abort the process (see
 //! [`guard`]) before it is parsed, and parsing runs on a thread with a large stack (long-lived
-//! worker threads, reused across calls; see `worker.rs`).
+//! worker threads, reused across calls; see `worker.rs`), except for a short line of plain
+//! words (no quote, substitution, bracket, brace, redirect or operator; see `plain`), which
+//! opens no construct that nests or backtracks and is parsed on the caller's thread.
 #![forbid(unsafe_code)]
 
 mod brace;
