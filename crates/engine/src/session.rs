@@ -247,12 +247,12 @@ impl Session {
         let entry = Arc::new(entry);
         let write = {
             let (shared, entry) = (Arc::clone(&shared), Arc::clone(&entry));
-            move || append(&mut shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner), &entry)
+            move || append(&mut held(&shared), &entry)
         };
         let mut writing = warden_sandbox::spawn_apart(std::thread::Builder::new().name("warden-record".into()), write).ok();
         let mut written = || match writing.take() {
             Some(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("writing the decision record panicked".into()))),
-            None => append(&mut shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner), &entry),
+            None => append(&mut held(&shared), &entry),
         };
         let mut recorded = None;
         let result = {
@@ -265,7 +265,7 @@ impl Session {
             engine.run_gated(&gate.explanation, job, env, &opts, &mut record)
         };
         let receipt = recorded.unwrap_or_else(&mut written);
-        *log = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        *log = held(&shared).take();
         gate.decision_seq = receipt?.map(|r| r.seq);
         self.complete(Cleared { gate, opts }, result)
     }
@@ -521,6 +521,12 @@ impl Session {
 }
 
 /// Appends `entry` to the log, when there is one.
+/// The log a record thread shared; a poisoned lock is taken over (the thread panicked: the log
+/// is whole up to its last complete record, as the next append checks).
+fn held(shared: &std::sync::Mutex<Option<Log>>) -> std::sync::MutexGuard<'_, Option<Log>> {
+    shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn append(log: &mut Option<Log>, entry: &Entry) -> Result<Option<Receipt>, SessionError> {
     match log {
         None => Ok(None),
