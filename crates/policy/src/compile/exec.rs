@@ -84,13 +84,17 @@ pub(crate) struct ExecMatcher {
     /// Command word alternatives; `true` when the word contains `/` (full path match). Most
     /// patterns name one command: kept inline.
     commands: smallvec::SmallVec<[(Glob, bool); 1]>,
-    /// Argument slots: alternatives of token sequences.
-    args: Vec<Vec<Vec<Glob>>>,
+    /// Argument slots: alternatives of token sequences. Most slots are one token: kept
+    /// inline (a policy has hundreds of patterns, compiled on every load).
+    args: Vec<Slot>,
     /// `unless` clauses (none of the flags may be present).
     unless: Vec<Vec<Flag>>,
     /// `with` clauses (each needs one of its flags present).
     with: Vec<Vec<Flag>>,
 }
+
+/// The alternatives of one argument slot.
+type Slot = smallvec::SmallVec<[smallvec::SmallVec<[Glob; 1]>; 1]>;
 
 /// What a matcher looks at.
 #[derive(Debug, Clone, Copy)]

@@ -58,6 +58,25 @@ fn bad(message: String, help: &str) -> BadPattern {
 
 /// Parses one pattern string as written in a policy.
 pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
+    let mut segs = Vec::new();
+    let root = scan_pattern(text, |seg| match seg {
+        // `**/**` is `**`.
+        None if segs.last() == Some(&Seg::Any) => {}
+        None => segs.push(Seg::Any),
+        Some(word) => segs.push(Seg::Word(Glob::new(word))),
+    })?;
+    Ok(PathPattern { root, segs: segs.into() })
+}
+
+/// Checks one pattern string as [`parse_pattern`] does, without compiling it (for the
+/// validator: the builder compiles each pattern later).
+pub(crate) fn check_pattern(text: &str) -> Result<(), BadPattern> {
+    scan_pattern(text, |_| {}).map(|_| ())
+}
+
+/// Checks `text` and hands its segments in order to `seg` (`None` for `**`, else the word);
+/// returns where the pattern is anchored.
+fn scan_pattern<'t>(text: &'t str, mut seg: impl FnMut(Option<&'t str>)) -> Result<Root, BadPattern> {
     if text.is_empty() {
         return Err(bad("empty path pattern".into(), "write a path such as `\"${workspace}/**\"`"));
     }
@@ -103,9 +122,8 @@ pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
             "write `${workspace}/...` or `${home}/...` at the start",
         ));
     }
-    let mut segs = Vec::new();
-    for seg in slash_split(rest) {
-        match seg {
+    for part in slash_split(rest) {
+        match part {
             "" | "." => {}
             ".." => {
                 return Err(bad(
@@ -113,21 +131,17 @@ pub(crate) fn parse_pattern(text: &str) -> Result<PathPattern, BadPattern> {
                     "write the absolute path instead",
                 ));
             }
-            "**" => {
-                if segs.last() != Some(&Seg::Any) {
-                    segs.push(Seg::Any);
-                }
-            }
+            "**" => seg(None),
             s if has_pair(s, b"**") => {
                 return Err(bad(
                     format!("`{text}`: `**` must be a whole path segment"),
                     "use `*` within a segment, `**` between slashes",
                 ));
             }
-            s => segs.push(Seg::Word(Glob::new(s))),
+            word => seg(Some(word)),
         }
     }
-    Ok(PathPattern { root, segs: segs.into() })
+    Ok(root)
 }
 
 /// Whether `s` contains the two bytes `pair` in a row: for the few bytes of a pattern, cheaper

@@ -1,7 +1,7 @@
 //! Validation of parsed layers: every problem becomes a [`Diagnostic`] with a stable code, the
 //! span of the offending token and advice. Nothing is compiled when any is found.
 
-use super::paths::parse_pattern;
+use super::paths::check_pattern;
 use super::sets::{FileAst, LayerAst, SetEnv};
 use crate::ast::{
     Agent, ExampleRequest, ExecPattern, Item, ItemKind, Net, PathRef, Rule, Span, Spanned,
@@ -260,7 +260,7 @@ fn check_paths(cx: &mut Ctx<'_>, li: usize, env: &SetEnv<'_>, refs: &[PathRef]) 
     for r in refs {
         match r {
             PathRef::Pattern(p) => {
-                if let Err(e) = parse_pattern(&p.node) {
+                if let Err(e) = check_pattern(&p.node) {
                     cx.err(Code::BadPath, &p.span, e.message, &e.help);
                 }
             }

@@ -108,6 +108,18 @@ fn errors() {
 }
 
 #[test]
+fn checking_a_pattern_agrees_with_compiling_it() {
+    let texts = [
+        "${foo}/x", "", "~", "~/", "~root/x", "/a/${home}", "/a/../b", "/a/b**", "${workspace", "${workspace}x", "${home}",
+        "/a/*/b", "/a/**/b", "/**/**", "a/./b", "/a//b", "**/.env", "${workspace}/.git/hooks/**", "/a/$x/b{", "..", ".",
+    ];
+    for t in texts {
+        let compiled = parse_pattern(t).map(|_| ());
+        assert_eq!(check_pattern(t), compiled, "{t:?}");
+    }
+}
+
+#[test]
 fn normalising_and_expanding() {
     assert_eq!(normalise("/a/../../b/./c//d/"), "/b/c/d");
     assert_eq!(normalise("/.."), "/");
