@@ -175,7 +175,7 @@ impl Tree {
         let walk = self.walk();
         match cut {
             NameCut::Exact(want) => walk.named(want),
-            NameCut::Prefix(_) | NameCut::Suffix(_) => (0..walk.len()).filter(|&i| cut.fits(walk.name(i))).collect(),
+            NameCut::Prefix(_) | NameCut::Suffix(_) => walk.fitting(cut),
             NameCut::Any => (0..walk.len()).collect(),
         }
     }
@@ -275,6 +275,14 @@ impl Walk {
 
     fn name(&self, i: usize) -> &str {
         self.spans.get(i).and_then(|&(_, n, e)| self.text.get(n..e)).unwrap_or_default()
+    }
+
+    /// The entries whose name fits `cut`, in walk order: one pass over the names as bytes
+    /// (a `**/*.pem` denial looks at every entry the walk found).
+    fn fitting(&self, cut: &NameCut) -> Vec<usize> {
+        let text = self.text.as_bytes();
+        let names = self.spans.iter().map(|&(_, n, e)| text.get(n..e).unwrap_or_default());
+        names.enumerate().filter(|(_, name)| cut.fits_bytes(name)).map(|(i, _)| i).collect()
     }
 
     /// The entries named `want`, in walk order.
@@ -380,9 +388,12 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
     }
 }
 
+/// The name index's key. A fast hash, not a keyed one: names that collide (a workspace can be
+/// made to hold such names) only share one chain, which [`Walk::named`] checks name by name,
+/// and the map over these keys keeps the standard randomised hasher.
 fn hash(name: &str) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    BuildHasherDefault::<std::hash::DefaultHasher>::default().hash_one(name)
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(name)
 }
 
 /// The paths a denial pattern covers today.
@@ -445,10 +456,22 @@ pub(crate) enum NameCut {
 impl NameCut {
     /// Whether a path whose last segment is `name` may match.
     pub(crate) fn fits(&self, name: &str) -> bool {
+        self.fits_bytes(name.as_bytes())
+    }
+
+    /// [`NameCut::fits`] on the name's bytes. The byte at the fixed end is compared first:
+    /// most names fail there, without a call to compare the rest.
+    fn fits_bytes(&self, name: &[u8]) -> bool {
         match self {
-            NameCut::Exact(want) => name == want,
-            NameCut::Prefix(p) => name.starts_with(p.as_str()),
-            NameCut::Suffix(t) => name.ends_with(t.as_str()),
+            NameCut::Exact(want) => name == want.as_bytes(),
+            NameCut::Prefix(p) => {
+                let p = p.as_bytes();
+                p.first().is_none_or(|b| name.first() == Some(b)) && name.starts_with(p)
+            }
+            NameCut::Suffix(t) => {
+                let t = t.as_bytes();
+                t.last().is_none_or(|b| name.last() == Some(b)) && name.ends_with(t)
+            }
             NameCut::Any => true,
         }
     }
@@ -536,6 +559,32 @@ mod tests {
         assert_eq!(NameCut::of("/**/a*b"), NameCut::Any);
         assert_eq!(NameCut::of("/**/*.p?2"), NameCut::Any);
         assert_eq!(NameCut::of("/**/**"), NameCut::Any);
+    }
+
+    /// A cut fits what the plain string tests say, at either end and for any name.
+    #[test]
+    fn a_cut_fits_what_starts_with_and_ends_with_say() {
+        let cuts = [
+            NameCut::Exact(".env".into()),
+            NameCut::Prefix(String::new()),
+            NameCut::Prefix("id_rsa".into()),
+            NameCut::Suffix(String::new()),
+            NameCut::Suffix(".pem".into()),
+            NameCut::Suffix("é".into()),
+            NameCut::Any,
+        ];
+        let names = ["", ".env", ".envrc", "id_rsa", "id_rsa.pub", "xid_rsa", "a.pem", ".pem", "pem", "a.pemx", "café", "cafe", "é"];
+        for cut in &cuts {
+            for name in names {
+                let want = match cut {
+                    NameCut::Exact(w) => name == w,
+                    NameCut::Prefix(p) => name.starts_with(p.as_str()),
+                    NameCut::Suffix(t) => name.ends_with(t.as_str()),
+                    NameCut::Any => true,
+                };
+                assert_eq!(cut.fits(name), want, "{cut:?} {name:?}");
+            }
+        }
     }
 
     /// Every `**` denial found through the cut is what a full scan of the walk finds.
