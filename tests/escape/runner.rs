@@ -286,8 +286,11 @@ fn bwrap_command(fx: &Fixture, attack: &Attack, script: &str) -> Command {
     argv.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(String::from));
     argv.extend(["--bind".into(), s(&fx.ws), s(&fx.ws)]);
     for guarded in [".git/hooks", ".git/config", ".warden"] {
+        // bwrap can only bind what exists (a case may remove one).
         let p = fx.ws.join(guarded);
-        argv.extend(["--ro-bind".into(), s(&p), s(&p)]);
+        if p.exists() {
+            argv.extend(["--ro-bind".into(), s(&p), s(&p)]);
+        }
     }
     argv.extend([
         "--ro-bind".into(),

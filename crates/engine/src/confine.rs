@@ -66,6 +66,48 @@ pub(crate) fn shape(pattern: &str) -> Shape {
     }
 }
 
+/// Makes a guarded folder (`X/**` in a `deny fs write`) that is missing but could be created by
+/// the command: its parent is an existing folder inside the workspace (not the workspace
+/// itself), the workspace is writable, and the parent is reached from it without a symlink.
+/// Left missing, the command could create it and fill it with what the host runs later
+/// (`.git/hooks/pre-commit` in a clone without `hooks`), since a mount can only cover a path
+/// that exists and Landlock cannot refuse one name inside a writable folder. It is made empty,
+/// owned like its parent, and left in place afterwards (concurrent runs share it), as `git
+/// init` would have made it. Nothing is made outside the workspace or at its top level: a
+/// workspace without `.warden/` stays without one. Returns whether it made the folder.
+fn make_guarded_folder(folder: &Path, workspace: &Path, writable: &[PathBuf]) -> bool {
+    let Some(parent) = folder.parent() else { return false };
+    let Some(name) = folder.file_name() else { return false };
+    if !parent.starts_with(workspace) || parent == workspace || !writable.iter().any(|r| workspace.starts_with(r)) {
+        return false;
+    }
+    if folder.symlink_metadata().is_ok() {
+        return false;
+    }
+    let Ok(below) = parent.strip_prefix(workspace) else { return false };
+    // Each folder from the workspace down to the parent is opened without following a
+    // symlink, so the folder is made where the check looked even if the tree changes meanwhile.
+    let dir = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(mut fd) = rustix::fs::openat(rustix::fs::CWD, workspace, dir, Mode::empty()) else { return false };
+    for part in below.components() {
+        let std::path::Component::Normal(part) = part else { return false };
+        match rustix::fs::openat(&fd, part, dir | OFlags::NOFOLLOW, Mode::empty()) {
+            Ok(next) => fd = next,
+            Err(_) => return false,
+        }
+    }
+    let Ok(owner) = rustix::fs::fstat(&fd) else { return false };
+    if rustix::fs::mkdirat(&fd, name, Mode::from_raw_mode(0o755)).is_err() {
+        return false;
+    }
+    // As root, the folder is the parent's owner's (as the workspace's own files are); a caller
+    // that is not root made it its own, which is already the case when the parent is its own.
+    let uid = rustix::fs::Uid::from_raw(owner.st_uid);
+    let gid = rustix::fs::Gid::from_raw(owner.st_gid);
+    let _ = rustix::fs::chownat(&fd, name, Some(uid), Some(gid), AtFlags::SYMLINK_NOFOLLOW);
+    true
+}
+
 /// The built view plus what could not be honoured.
 pub(crate) struct View {
     pub spec: Spec,
@@ -116,6 +158,11 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
             let (Shape::Exact(base) | Shape::Tree(base) | Shape::Last(base) | Shape::Deep(base)) = &shaped;
             if is_own(base) {
                 continue;
+            }
+            if let (Access::Guard, Shape::Tree(folder)) = (access, &shaped)
+                && make_guarded_folder(folder, Path::new(&ctx.workspace), &tree.roots)
+            {
+                notes.push(format!("made the missing guarded folder {} (empty) so that it is covered", folder.display()));
             }
             for path in expand_shaped(pattern, shaped, &mut tree) {
                 if !is_own(&path) && is_scratch(&path).is_none() {
@@ -559,6 +606,40 @@ mod tests {
         assert_eq!(NameCut::of("/**/a*b"), NameCut::Any);
         assert_eq!(NameCut::of("/**/*.p?2"), NameCut::Any);
         assert_eq!(NameCut::of("/**/**"), NameCut::Any);
+    }
+
+    /// A missing guarded folder is made only inside an existing folder of a writable workspace,
+    /// reached without a symlink, and never at the workspace's top level.
+    #[test]
+    fn a_missing_guarded_folder_is_made_only_where_the_command_could_make_it() {
+        use std::os::unix::fs::{MetadataExt, symlink};
+        let dir = plant("guard", &["ws/.git", "ws/sub", "elsewhere", "ro/.git"], &[]);
+        let ws = dir.join("ws");
+        symlink(dir.join("elsewhere"), ws.join("linked")).unwrap();
+        let roots = vec![ws.clone()];
+        let make = |folder: &Path| make_guarded_folder(folder, &ws, &roots);
+        // A workspace that is not writable: nothing is made.
+        assert!(!make_guarded_folder(&ws.join(".git/hooks"), &ws, &[dir.join("ro")]));
+        assert!(make(&ws.join(".git/hooks")));
+        let made = std::fs::symlink_metadata(ws.join(".git/hooks")).unwrap();
+        let parent = std::fs::metadata(ws.join(".git")).unwrap();
+        assert!(made.is_dir());
+        assert_eq!((made.uid(), made.gid()), (parent.uid(), parent.gid()));
+        assert_eq!(std::fs::read_dir(ws.join(".git/hooks")).unwrap().count(), 0);
+        // Already there: left alone.
+        assert!(!make(&ws.join(".git/hooks")));
+        // The workspace's top level: a workspace without `.warden/` stays without one.
+        assert!(!make(&ws.join(".warden")));
+        assert!(!ws.join(".warden").exists());
+        // Through a symlink: nothing is made where it points.
+        assert!(!make(&ws.join("linked/hooks")));
+        assert!(!dir.join("elsewhere/hooks").exists());
+        // Outside the workspace (even in a writable grant), or beneath a missing parent.
+        assert!(!make_guarded_folder(&dir.join("ro/.git/hooks"), &ws, &[dir.clone()]));
+        assert!(!dir.join("ro/.git/hooks").exists());
+        assert!(!make(&ws.join("missing/.git/hooks")));
+        assert!(!ws.join("missing").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A cut fits what the plain string tests say, at either end and for any name.

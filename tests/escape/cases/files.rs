@@ -218,6 +218,25 @@ pub fn cases() -> Vec<Case> {
             "fs.write",
             "{ws}/.git/hooks"
         ),
+        // A clone without `.git/hooks`: the command could make the folder and plant a hook the
+        // host's next `git commit` runs. warden makes the folder (empty) to cover it.
+        case("guarded-hooks-dir-missing", |fx| {
+            let hooks = fx.ws.join(".git/hooks");
+            fs::remove_dir_all(&hooks).map_err(|e| format!("{}: {e}", hooks.display()))?;
+            Ok(Attack::hidden(
+                "mkdir -p $W/.git/hooks; printf '#!/bin/sh\\necho pwned\\n' > $W/.git/hooks/pre-commit; \
+                 chmod +x $W/.git/hooks/pre-commit; echo END",
+            )
+            .deny("fs.write", "{ws}/.git/hooks")
+            .check(|fx, out| {
+                reached(out, "END")?;
+                let hooks = fx.ws.join(".git/hooks");
+                let planted: Vec<String> = fs::read_dir(&hooks)
+                    .map(|rd| rd.flatten().map(|e| e.path().display().to_string()).collect())
+                    .unwrap_or_default();
+                if planted.is_empty() { Ok(()) } else { Err(format!("the command planted {planted:?}")) }
+            }))
+        }),
         mutation!(
             hidden "guarded-git-config-append",
             "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> $W/.git/config",
