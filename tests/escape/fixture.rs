@@ -143,7 +143,8 @@ impl Fixture {
              allow fs read \"${{workspace}}/**\", system, \"{rd}/**\"\n\
              allow fs write \"${{workspace}}/**\"\n\
              deny fs read \"{rd}/secret.txt\", \"${{workspace}}/.env\", \"/etc/shadow\"\n\
-             deny fs write \"${{workspace}}/.git/hooks/**\", \"${{workspace}}/.git/config\", \"${{workspace}}/.warden/**\"\n"
+             deny fs write \"${{workspace}}/.git/hooks/**\", \"${{workspace}}/.git/config\", \"${{workspace}}/.warden/**\", \
+             \"**/.git/modules/**/config\", \"**/.git/modules/**/hooks/**\"\n"
         )
     }
 

@@ -237,6 +237,31 @@ pub fn cases() -> Vec<Case> {
                 if planted.is_empty() { Ok(()) } else { Err(format!("the command planted {planted:?}")) }
             }))
         }),
+        // A submodule's git folder lives in the workspace's `.git/modules/`: its `config`
+        // (`core.fsmonitor`, `core.hooksPath`) and `hooks/` run on the host like the top ones.
+        case("guarded-submodule-config-and-hooks", |fx| {
+            let config = "[core]\n\trepositoryformatversion = 0\n";
+            fx.plant("ws/.git/modules/lib/config", config, 0o644).map_err(|e| e.to_string())?;
+            fs::create_dir_all(fx.ws.join(".git/modules/lib/hooks")).map_err(|e| e.to_string())?;
+            Ok(Attack::hidden(
+                "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> $W/.git/modules/lib/config; \
+                 printf '#!/bin/sh\\necho pwned\\n' > $W/.git/modules/lib/hooks/pre-commit; \
+                 mv $W/.git/modules/lib/config $W/.git/modules/lib/config.old; echo END",
+            )
+            .deny("fs.write", "{ws}/.git/modules/lib/")
+            .check(move |fx, out| {
+                reached(out, "END")?;
+                let lib = fx.ws.join(".git/modules/lib");
+                let now = fs::read_to_string(lib.join("config")).unwrap_or_default();
+                let planted: Vec<String> = fs::read_dir(lib.join("hooks"))
+                    .map(|rd| rd.flatten().map(|e| e.path().display().to_string()).collect())
+                    .unwrap_or_default();
+                match (now == config, planted.is_empty()) {
+                    (true, true) => Ok(()),
+                    _ => Err(format!("the submodule's config is now {now:?}; hooks planted: {planted:?}")),
+                }
+            }))
+        }),
         mutation!(
             hidden "guarded-git-config-append",
             "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> $W/.git/config",
