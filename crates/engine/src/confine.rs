@@ -8,17 +8,17 @@
 //! last segment by listing its folder; a `**` in the middle by a bounded walk of the writable
 //! grants), and every match is covered.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+use rustix::fs::{AtFlags, Mode, OFlags};
 
 use warden_policy::{Context, GrantGlob, Grants, Limits, Network};
 use warden_sandbox::{Access, Mount, Spec};
 
 use crate::Environment;
+use crate::walk::Walk;
 
 /// Paths the sandbox provides itself: grants on them are satisfied by its own `/dev`, `/proc`
 /// and scratch folders.
@@ -222,7 +222,7 @@ impl Tree {
         let walk = self.walk();
         match cut {
             NameCut::Exact(want) => walk.named(want),
-            NameCut::Prefix(_) | NameCut::Suffix(_) => walk.fitting(cut),
+            NameCut::Prefix(_) | NameCut::Suffix(_) => walk.fitting(|name| cut.fits_bytes(name)),
             NameCut::Any => (0..walk.len()).collect(),
         }
     }
@@ -246,201 +246,6 @@ impl Tree {
         };
         self.listings.get(i).map(|(_, l)| l.as_slice()).unwrap_or_default()
     }
-}
-
-/// The walked entries, their paths' text in one buffer (a workspace can hold tens of
-/// thousands: no allocation per entry), with an index by name.
-#[derive(Default)]
-struct Walk {
-    text: String,
-    /// Per entry: where its path starts, where its name starts, where both end, in `text`.
-    spans: Vec<(usize, usize, usize)>,
-    /// By hash of the name: the last entry with that hash; `prev` chains to the ones before.
-    last: HashMap<u64, usize>,
-    prev: Vec<Option<usize>>,
-}
-
-impl Walk {
-    /// The entries beneath `roots`, at most `limit`; whether there were more.
-    fn new(roots: &[PathBuf], limit: usize) -> (Walk, bool) {
-        let mut w = Walk::default();
-        // The folders of one depth, as ranges of `text`, and whether each is a root (not an
-        // entry itself). A root is opened through symlinks, as the mount shows it; a folder
-        // found by the walk is not: if it became a symlink since it was listed, it is skipped.
-        let mut level: Vec<(usize, usize, bool)> = Vec::new();
-        for root in roots {
-            if let Some(r) = root.to_str() {
-                let start = w.text.len();
-                w.text.push_str(r);
-                level.push((start, w.text.len(), true));
-            }
-        }
-        // Breadth-first, one depth at a time: a deep level's folders are listed on two threads
-        // (listing is system calls, which run side by side), then taken in folder order, so
-        // the entries and their order are those of a plain breadth-first walk.
-        let mut listings: Vec<Listing> = Vec::new();
-        while !level.is_empty() {
-            listings.resize_with(level.len(), Listing::default);
-            let text = w.text.as_str();
-            let dirs: Vec<(&str, bool)> = level.iter().map(|&(s, e, root)| (text.get(s..e).unwrap_or_default(), root)).collect();
-            // One more than the walk can keep: that one tells there were more (`cut`).
-            list_all(&dirs, &mut listings, limit - w.spans.len() + 1);
-            let mut next = Vec::new();
-            for (&(start, end, _), listing) in level.iter().zip(&listings) {
-                for &(from, to, dir) in &listing.entries {
-                    if w.spans.len() >= limit {
-                        return (w, true);
-                    }
-                    let name = listing.names.get(from..to).unwrap_or_default();
-                    let at = w.text.len();
-                    w.text.extend_from_within(start..end);
-                    if !w.text.ends_with('/') {
-                        w.text.push('/');
-                    }
-                    let name_at = w.text.len();
-                    w.text.push_str(name);
-                    let i = w.spans.len();
-                    w.spans.push((at, name_at, w.text.len()));
-                    w.prev.push(w.last.insert(hash(name), i));
-                    if dir {
-                        next.push((at, w.text.len(), false));
-                    }
-                }
-            }
-            level = next;
-        }
-        (w, false)
-    }
-
-    fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    fn path(&self, i: usize) -> &str {
-        self.spans.get(i).and_then(|&(s, _, e)| self.text.get(s..e)).unwrap_or_default()
-    }
-
-    fn name(&self, i: usize) -> &str {
-        self.spans.get(i).and_then(|&(_, n, e)| self.text.get(n..e)).unwrap_or_default()
-    }
-
-    /// The entries whose name fits `cut`, in walk order: one pass over the names as bytes
-    /// (a `**/*.pem` denial looks at every entry the walk found).
-    fn fitting(&self, cut: &NameCut) -> Vec<usize> {
-        let text = self.text.as_bytes();
-        let names = self.spans.iter().map(|&(_, n, e)| text.get(n..e).unwrap_or_default());
-        names.enumerate().filter(|(_, name)| cut.fits_bytes(name)).map(|(i, _)| i).collect()
-    }
-
-    /// The entries named `want`, in walk order.
-    fn named(&self, want: &str) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut at = self.last.get(&hash(want)).copied();
-        while let Some(i) = at {
-            if self.name(i) == want {
-                out.push(i);
-            }
-            at = self.prev.get(i).copied().flatten();
-        }
-        out.reverse();
-        out
-    }
-}
-
-/// Folders of one depth at least this many are listed on two threads.
-const PARALLEL_FOLDERS: usize = 32;
-
-/// One folder's entries (UTF-8 names only, without `.` and `..`): each as where its name is in
-/// `names`, and whether it is a folder.
-#[derive(Default)]
-struct Listing {
-    names: String,
-    entries: Vec<(usize, usize, bool)>,
-}
-
-/// Lists `dirs` into `out` (one listing each, same order): the second half on a thread of its
-/// own when there are many, all here when there are few or no thread can be started. Each half
-/// stops after `budget` entries (the walk keeps no more), so a huge folder costs at most twice
-/// the budget, and the entries kept are still the first ones in walk order.
-fn list_all(dirs: &[(&str, bool)], out: &mut [Listing], budget: usize) {
-    let mut buf = getdents_buffer();
-    if dirs.len() < PARALLEL_FOLDERS {
-        list_some(dirs, out, budget, &mut buf);
-        return;
-    }
-    let half = dirs.len() / 2;
-    let (mine, theirs) = dirs.split_at(half);
-    let (out_mine, out_theirs) = out.split_at_mut(half);
-    // Behind a lock only so that this thread can do the helper's half when none started.
-    let out_theirs = std::sync::Mutex::new(out_theirs);
-    let list_theirs = |buf: &mut [std::mem::MaybeUninit<u8>]| {
-        let mut out = out_theirs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        list_some(theirs, &mut out, budget, buf);
-    };
-    std::thread::scope(|s| {
-        let helper = std::thread::Builder::new().name("warden-walk".into()).spawn_scoped(s, || list_theirs(&mut getdents_buffer()));
-        list_some(mine, out_mine, budget, &mut buf);
-        if helper.is_err() {
-            list_theirs(&mut buf);
-        }
-    });
-}
-
-/// One getdents buffer per thread, for every folder it lists.
-fn getdents_buffer() -> Vec<std::mem::MaybeUninit<u8>> {
-    vec![std::mem::MaybeUninit::uninit(); 32 * 1024]
-}
-
-/// Lists `dirs` in turn into `out`, `budget` entries in all at most.
-fn list_some(dirs: &[(&str, bool)], out: &mut [Listing], budget: usize, buf: &mut [std::mem::MaybeUninit<u8>]) {
-    let mut left = budget;
-    for (&(d, root), l) in dirs.iter().zip(out.iter_mut()) {
-        list(d, root, left, buf, l);
-        left -= l.entries.len();
-    }
-}
-
-/// Lists `dir` into `out` (cleared first), `cap` entries at most; a folder that cannot be
-/// opened lists nothing.
-fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>], out: &mut Listing) {
-    out.names.clear();
-    out.entries.clear();
-    if cap == 0 {
-        return;
-    }
-    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    if !root {
-        flags |= OFlags::NOFOLLOW;
-    }
-    let Ok(fd) = rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()) else { return };
-    let mut entries = RawDir::new(&fd, buf);
-    while let Some(Ok(entry)) = entries.next() {
-        let Ok(name) = entry.file_name().to_str() else { continue };
-        if name == "." || name == ".." {
-            continue;
-        }
-        let dir = match entry.file_type() {
-            FileType::Directory => true,
-            // No type from the file system: ask it (without following a symlink).
-            FileType::Unknown => rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
-                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
-            _ => false,
-        };
-        let from = out.names.len();
-        out.names.push_str(name);
-        out.entries.push((from, out.names.len(), dir));
-        if out.entries.len() >= cap {
-            return;
-        }
-    }
-}
-
-/// The name index's key. A fast hash, not a keyed one: names that collide (a workspace can be
-/// made to hold such names) only share one chain, which [`Walk::named`] checks name by name,
-/// and the map over these keys keeps the standard randomised hasher.
-fn hash(name: &str) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(name)
 }
 
 /// The paths a denial pattern covers today.
@@ -508,7 +313,7 @@ impl NameCut {
 
     /// [`NameCut::fits`] on the name's bytes. The byte at the fixed end is compared first:
     /// most names fail there, without a call to compare the rest.
-    fn fits_bytes(&self, name: &[u8]) -> bool {
+    pub(crate) fn fits_bytes(&self, name: &[u8]) -> bool {
         match self {
             NameCut::Exact(want) => name == want.as_bytes(),
             NameCut::Prefix(p) => {
@@ -571,11 +376,11 @@ pub(crate) fn environment(grants: &Grants, env: &Environment) -> Vec<(OsString, 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A fresh folder `warden-confine-NAME-PID` in the temp dir with these folders and files.
-    fn plant(name: &str, dirs: &[&str], files: &[&str]) -> PathBuf {
+    pub(crate) fn plant(name: &str, dirs: &[&str], files: &[&str]) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("warden-confine-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for d in dirs {
@@ -726,66 +531,6 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// The plain breadth-first walk: `read_dir` of each folder in turn, every entry's `path()`,
-    /// symlinks not followed, non-UTF-8 names left out.
-    fn plain_walk(roots: &[PathBuf]) -> Vec<String> {
-        let mut want: Vec<String> = Vec::new();
-        let mut queue: std::collections::VecDeque<PathBuf> = roots.iter().cloned().collect();
-        while let Some(d) = queue.pop_front() {
-            for entry in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
-                let path = entry.path();
-                if entry.file_type().unwrap().is_dir() {
-                    queue.push_back(path.clone());
-                }
-                if let Some(s) = path.to_str() {
-                    want.push(s.to_string());
-                }
-            }
-        }
-        want
-    }
-
-    /// Depths of many folders are listed on two threads: the entries and their order are still
-    /// the plain walk's, and a cut keeps exactly its first entries.
-    #[test]
-    fn a_wide_walk_lists_what_a_plain_walk_lists_and_cuts_at_the_same_entry() {
-        let wide = PARALLEL_FOLDERS * 2 + 3;
-        let mut dirs = Vec::new();
-        let mut files = Vec::new();
-        for a in 0..wide {
-            for b in 0..3 {
-                dirs.push(format!("p{a}/s{b}"));
-                files.push(format!("p{a}/s{b}/m.rs"));
-            }
-            files.push(format!("p{a}/.env"));
-        }
-        fn refs(v: &[String]) -> Vec<&str> {
-            v.iter().map(String::as_str).collect()
-        }
-        let dir = plant("wide", &refs(&dirs), &refs(&files));
-        let roots = vec![dir.clone()];
-        let want = plain_walk(&roots);
-        let (walk, cut) = Walk::new(&roots, WALK_LIMIT);
-        let got: Vec<String> = (0..walk.len()).map(|i| walk.path(i).to_string()).collect();
-        assert_eq!(got, want);
-        assert!(!cut);
-        assert_eq!(walk.named(".env").len(), wide);
-        for limit in [1, wide, wide + 5, want.len() - 1] {
-            let (walk, cut) = Walk::new(&roots, limit);
-            let got: Vec<String> = (0..walk.len()).map(|i| walk.path(i).to_string()).collect();
-            assert_eq!(got, want[..limit], "limit {limit}");
-            assert!(cut, "limit {limit}");
-        }
-        // A depth is listed no further than the walk can keep: twice the budget at most.
-        let level: Vec<String> = (0..wide).map(|a| dir.join(format!("p{a}")).display().to_string()).collect();
-        let dirs: Vec<(&str, bool)> = level.iter().map(|d| (d.as_str(), false)).collect();
-        let mut listings: Vec<Listing> = (0..wide).map(|_| Listing::default()).collect();
-        list_all(&dirs, &mut listings, 5);
-        let listed: usize = listings.iter().map(|l| l.entries.len()).sum();
-        assert!((5..=10).contains(&listed), "{listed}");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
     /// The walk is the plain breadth-first walk.
     #[test]
     fn the_walk_lists_what_a_plain_walk_lists() {
@@ -794,7 +539,7 @@ mod tests {
         std::os::unix::fs::symlink(dir.join("a"), dir.join("d/link")).unwrap();
         std::fs::create_dir_all(dir.join("a").join(std::ffi::OsStr::from_bytes(b"bad\xff/inner"))).unwrap();
         let roots = vec![dir.join("a"), dir.join("d/"), dir.join("e")];
-        let want = plain_walk(&roots);
+        let want = crate::walk::tests::plain_walk(&roots);
         let mut tree = Tree::new(roots);
         let walk = tree.walk();
         let got: Vec<String> = (0..walk.len()).map(|i| walk.path(i).to_string()).collect();

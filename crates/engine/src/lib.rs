@@ -26,6 +26,7 @@ mod redact;
 mod replay;
 mod run;
 mod session;
+mod walk;
 mod wasi;
 
 pub use engine::{Engine, Explanation, Query};
