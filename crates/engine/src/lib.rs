@@ -1,12 +1,16 @@
-//! The warden engine: joins the policy language and the shell analyser (and, in later work,
-//! the sandbox backends and the audit log).
+//! The warden engine: joins the policy language, the shell analyser, the sandbox backends and
+//! the audit log into one decision-and-run path.
 //!
 //! What it does: reads the process environment once ([`Environment`]), discovers and loads
 //! policy layers from disk ([`discover`], [`load_files`]), compiles them, and explains what
-//! the policy decides for a command string or a tool call ([`Engine::explain`]).
+//! the policy decides for a command string or a tool call ([`Engine::explain`]). A
+//! [`Session`] records each decision in the audit log before anything runs, settles `ask`
+//! ([`Approver`]), turns the decision's grants into the sandbox's view (`confine`, with the
+//! `**` denials' walk in `walk`) and runs the command in the native or the WASI sandbox, then
+//! records the outcome ([`Outcome`]). `replay` and `suggest` read recorded requests back.
 //!
-//! What it does not: it runs nothing yet, and it never decides by itself: every verdict comes
-//! from `warden-policy`.
+//! What it does not: it never decides by itself (every verdict comes from `warden-policy`), and
+//! it confines nothing itself (the sandbox crates do).
 //!
 //! Invariants it keeps:
 //! - A policy file that cannot be read, is not UTF-8, is too large, or (for the enterprise
