@@ -34,6 +34,11 @@ fn foreign_or_setid(dir: &Path, owner: (u32, u32), marker: &str, out: &mut Vec<S
     }
 }
 
+/// The paths of the entries of `dir` (none when it is missing): what an attack planted there.
+fn entries(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir).map(|rd| rd.flatten().map(|e| e.path().display().to_string()).collect()).unwrap_or_default()
+}
+
 /// The workspace's owner (uid, gid), as the run left it.
 fn ws_owner(fx: &crate::fixture::Fixture) -> Result<(u32, u32), String> {
     let md = fs::metadata(&fx.ws).map_err(|e| format!("{}: {e}", fx.ws.display()))?;
@@ -231,9 +236,7 @@ pub fn cases() -> Vec<Case> {
             .check(|fx, out| {
                 reached(out, "END")?;
                 let hooks = fx.ws.join(".git/hooks");
-                let planted: Vec<String> = fs::read_dir(&hooks)
-                    .map(|rd| rd.flatten().map(|e| e.path().display().to_string()).collect())
-                    .unwrap_or_default();
+                let planted = entries(&hooks);
                 if planted.is_empty() { Ok(()) } else { Err(format!("the command planted {planted:?}")) }
             }))
         }),
@@ -253,9 +256,7 @@ pub fn cases() -> Vec<Case> {
                 reached(out, "END")?;
                 let lib = fx.ws.join(".git/modules/lib");
                 let now = fs::read_to_string(lib.join("config")).unwrap_or_default();
-                let planted: Vec<String> = fs::read_dir(lib.join("hooks"))
-                    .map(|rd| rd.flatten().map(|e| e.path().display().to_string()).collect())
-                    .unwrap_or_default();
+                let planted = entries(&lib.join("hooks"));
                 match (now == config, planted.is_empty()) {
                     (true, true) => Ok(()),
                     _ => Err(format!("the submodule's config is now {now:?}; hooks planted: {planted:?}")),
