@@ -24,6 +24,8 @@ enum Kind {
     Missing,
     /// EPERM.
     NotPermitted,
+    /// EBUSY: a mount point (a guarded path, or a folder holding one) moved or removed.
+    Busy,
 }
 
 /// At most this many denials are reported.
@@ -77,6 +79,8 @@ fn kind(line: &str) -> Option<Kind> {
         Some(Kind::NotPermitted)
     } else if l.contains("no such file or directory") || l.contains("enoent") {
         Some(Kind::Missing)
+    } else if l.contains("device or resource busy") || l.contains("ebusy") {
+        Some(Kind::Busy)
     } else {
         None
     }
@@ -169,6 +173,12 @@ fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial
     let target = path.to_string_lossy().into_owned();
     let op = if write || kind == Kind::ReadOnly { "fs.write" } else { "fs.read" };
     let denial = |op: &str, source| Some(Denial { op: op.into(), target: target.clone(), source });
+    if kind == Kind::Busy {
+        // Guarded paths and the folders that hold them are mount points: they stay in place.
+        let holds = spec.mounts.iter().any(|m| m.access == Access::Guard && m.path.starts_with(path));
+        let writable = matches!(access(spec, path), Some(Access::Write | Access::Guard));
+        return (holds && writable).then(|| denial("fs.write", DenialSource::Mount)).flatten();
+    }
     match access(spec, path) {
         // Not in the view: a "missing" error for a path that exists on the host.
         None => match kind {
@@ -274,6 +284,17 @@ mod tests {
         assert!(infer_text("error[E0308]: mismatched types").is_empty());
         // Relative: the command may have changed directory.
         assert!(infer_text("cat: ../../readable/secret.txt: Permission denied").is_empty());
+    }
+
+    #[test]
+    fn moving_a_guarded_path_or_its_folder_is_a_guarded_write() {
+        let busy = |path: &str| vec![("fs.write".to_string(), path.to_string(), DenialSource::Mount)];
+        assert_eq!(infer_text("mv: cannot move '/ws/.git' to '/ws/.git-old': Device or resource busy"), busy("/ws/.git"));
+        assert_eq!(infer_text("rm: cannot remove '/ws/.git/hooks': Device or resource busy"), busy("/ws/.git/hooks"));
+        assert_eq!(infer_text("OSError: [Errno 16] Device or resource busy: '/ws/.git' -> '/ws/g'"), busy("/ws/.git"));
+        // A busy folder that holds no guarded path, or one outside the writable grants: not ours.
+        assert!(infer_text("mv: cannot move '/ws/src' to '/ws/lib': Device or resource busy").is_empty());
+        assert!(infer_text("umount: /usr: target is busy: Device or resource busy").is_empty());
     }
 
     #[test]

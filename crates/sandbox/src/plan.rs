@@ -300,6 +300,9 @@ impl Plan {
         for (p, a) in &view {
             targets.push((p.clone(), Target::Grant(*a)));
         }
+        for p in pins(&view, &mut canon) {
+            targets.push((p, Target::Pin));
+        }
         targets.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.order().cmp(&y.1.order())));
 
         for (link, text) in symlinks(spec, &view, &mut canon) {
@@ -326,6 +329,10 @@ impl Plan {
                     rules.push(Rule { path: cpath(p)?, access: masks.write });
                 }
                 Target::Grant(access) => b.grant(&mut canon, p, *access, &inside, masks, &mut rules)?,
+                Target::Pin => {
+                    let dst = cpath(&inside)?;
+                    b.steps.push(Step::Bind { src: dst.clone(), dst, attrs: None });
+                }
             }
         }
         let argv = spec.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<Vec<_>, _>>()?;
@@ -398,6 +405,29 @@ fn symlinks(spec: &Spec, view: &BTreeMap<PathBuf, Access>, canon: &mut Canon) ->
     links
 }
 
+/// The folders that hold a guarded path inside a writable grant, between the grant and the
+/// guarded path: each is bound on itself (a mount point, still writable) so that it cannot be
+/// renamed, removed or replaced. A read-only bind covers only the guarded path itself: without
+/// these, `mv .git .git-old && mkdir .git && echo ... > .git/config` would put a new `config`
+/// where the host's next `git` reads it (the old one moves away with its bind).
+fn pins(view: &BTreeMap<PathBuf, Access>, canon: &mut Canon) -> Vec<PathBuf> {
+    let mut pins: Vec<PathBuf> = Vec::new();
+    for (p, a) in view {
+        if *a != Access::Guard {
+            continue;
+        }
+        let Some((grant, Access::Write)) = p.parent().and_then(|up| nearest(view, up)) else { continue };
+        for folder in p.ancestors().skip(1).take_while(|f| *f != grant.as_path() && f.starts_with(grant)) {
+            // A canonical path's folders are folders, not links; checked all the same.
+            let real = canon.lstat(folder).is_some_and(|m| m.file_type().is_dir());
+            if real && !pins.iter().any(|q| q == folder) {
+                pins.push(folder.to_path_buf());
+            }
+        }
+    }
+    pins
+}
+
 fn landlock_exec(masks: &Masks) -> u64 {
     landlock::AccessFs::Execute as u64 & masks.handled_fs
 }
@@ -406,13 +436,15 @@ fn landlock_exec(masks: &Masks) -> u64 {
 enum Target {
     Scratch,
     Grant(Access),
+    /// A folder holding guarded paths ([`pins`]).
+    Pin,
 }
 
 impl Target {
     fn order(&self) -> u8 {
         match self {
             Target::Scratch => 0,
-            Target::Grant(Access::Read | Access::Write) => 1,
+            Target::Grant(Access::Read | Access::Write) | Target::Pin => 1,
             Target::Grant(Access::Guard) => 2,
             Target::Grant(Access::Hide) => 3,
         }
@@ -573,6 +605,39 @@ mod tests {
         let mut s = Spec::new(vec!["true".into()], "/".into());
         s.mounts = mounts.iter().map(|(p, a)| Mount { path: p.into(), access: *a }).collect();
         s
+    }
+
+    #[test]
+    fn folders_holding_guarded_paths_in_writable_grants_are_pinned() {
+        let t = std::env::temp_dir().join(format!("warden-pins-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&t);
+        for d in ["ws/.git/hooks", "ws/sub/deep/.git", "ws/.claude", "ro/.git/hooks"] {
+            std::fs::create_dir_all(t.join(d)).unwrap();
+        }
+        for f in ["ws/.git/config", "ws/sub/deep/.git/config", "ws/.claude/settings.json", "ws/.mcp.json"] {
+            std::fs::write(t.join(f), "x").unwrap();
+        }
+        std::os::unix::fs::symlink(t.join("ws/.claude"), t.join("ws/link")).unwrap();
+        let p = |rel: &str| t.join(rel).to_string_lossy().into_owned();
+        let s = spec(&[
+            (&p("ws"), Access::Write),
+            (&p("ro"), Access::Read),
+            (&p("ws/.git/hooks"), Access::Guard),
+            (&p("ws/.git/config"), Access::Guard),
+            (&p("ws/sub/deep/.git/config"), Access::Guard),
+            (&p("ws/.mcp.json"), Access::Guard),
+            (&p("ws/link/settings.json"), Access::Guard),
+            (&p("ro/.git/hooks"), Access::Guard),
+        ]);
+        let mut canon = Canon::default();
+        let view = normalise(&s, &mut canon);
+        let mut got = pins(&view, &mut canon);
+        got.sort();
+        // Every folder between the grant and a guarded path, once; the link's guard is pinned
+        // where the link leads; nothing for a guard at the top of the grant or in a read-only one.
+        let want: Vec<PathBuf> = [".claude", ".git", "sub", "sub/deep", "sub/deep/.git"].iter().map(|r| t.join("ws").join(r)).collect();
+        assert_eq!(got, want);
+        let _ = std::fs::remove_dir_all(&t);
     }
 
     #[test]

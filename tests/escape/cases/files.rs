@@ -293,6 +293,17 @@ pub fn cases() -> Vec<Case> {
             "fs.write",
             "{ws}/.warden"
         ),
+        // The folder that holds guarded paths moved away and made again: the host's next `git`
+        // would read the new `config` and run the new hook (each guarded path's read-only bind
+        // moves away with its folder). The folder is a mount point too, so it stays.
+        mutation!(
+            hidden "guarded-parent-swap",
+            "mv $W/.git $W/.git-old; mkdir -p $W/.git/hooks; printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > $W/.git/config; \
+             printf '#!/bin/sh\\necho pwned\\n' > $W/.git/hooks/pre-commit; chmod +x $W/.git/hooks/pre-commit; \
+             mkdir $W/fake-git; mv -T $W/fake-git $W/.git; rm -rf $W/.git",
+            "fs.write",
+            "{ws}/.git"
+        ),
         mutation!(
             hidden "guarded-via-symlink",
             "ln -s $W/.git/hooks $W/hooks-link; echo pwned > $W/hooks-link/pre-commit; ln -s $W/.git/config $W/cfg; echo pwned >> $W/cfg",
