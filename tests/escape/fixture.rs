@@ -144,7 +144,8 @@ impl Fixture {
              allow fs write \"${{workspace}}/**\"\n\
              deny fs read \"{rd}/secret.txt\", \"${{workspace}}/.env\", \"/etc/shadow\"\n\
              deny fs write \"${{workspace}}/.git/hooks/**\", \"${{workspace}}/.git/config\", \"${{workspace}}/.warden/**\", \
-             \"**/.git/modules/**/config\", \"**/.git/modules/**/hooks/**\"\n"
+             \"**/.git/modules/**/config\", \"**/.git/modules/**/hooks/**\", \"**/.git/commondir\", \"**/.claude/settings.json\", \
+             \"**/.mcp.json\"\n"
         )
     }
 

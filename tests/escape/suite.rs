@@ -325,7 +325,7 @@ fn judge(case: &Case, runner: Runner, fx: &Fixture) -> Verdict {
 /// Every reported denial must match one the case expects (missing ones are allowed).
 fn wrong_denials(fx: &Fixture, expect: &[(&'static str, String)], out: &Outcome) -> Vec<String> {
     let expect: Vec<(&str, String)> = expect.iter().map(|(op, t)| (*op, fx.expand(t))).collect();
-    let sources = ["landlock", "seccomp", "mount", "namespace", "limit"];
+    let sources = ["landlock", "seccomp", "mount", "namespace", "limit", "sweep"];
     out.denials
         .iter()
         .filter(|d| {

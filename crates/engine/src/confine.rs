@@ -18,6 +18,7 @@ use warden_policy::{Context, GrantGlob, Grants, Limits, Network};
 use warden_sandbox::{Access, Mount, Spec};
 
 use crate::Environment;
+use crate::sweep;
 use crate::walk::Walk;
 
 /// Paths the sandbox provides itself: grants on them are satisfied by its own `/dev`, `/proc`
@@ -112,6 +113,8 @@ fn make_guarded_folder(folder: &Path, workspace: &Path, writable: &[PathBuf]) ->
 pub(crate) struct View {
     pub spec: Spec,
     pub notes: Vec<String>,
+    /// Guarded paths no mount covers because they do not exist yet: swept after the run.
+    pub missing: Vec<sweep::Missing>,
 }
 
 fn is_own(p: &Path) -> bool {
@@ -150,6 +153,8 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     }
     let roots: Vec<PathBuf> = spec.mounts.iter().filter(|m| m.access == Access::Write).map(|m| m.path.clone()).collect();
     let mut tree = Tree::new(roots);
+    let mut seen = sweep::Seen::default();
+    let mut missing = Vec::new();
     for (patterns, access) in [(&grants.deny, Access::Hide), (&grants.deny_write, Access::Guard)] {
         for pattern in patterns {
             // What a pattern beneath the sandbox's own folders matches is dropped below anyway:
@@ -163,6 +168,13 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
                 && make_guarded_folder(folder, Path::new(&ctx.workspace), &tree.roots)
             {
                 notes.push(format!("made the missing guarded folder {} (empty) so that it is covered", folder.display()));
+            }
+            if access == Access::Guard {
+                for m in sweep::candidates(pattern, &shaped, &mut tree, &mut seen) {
+                    if !missing.contains(&m) {
+                        missing.push(m);
+                    }
+                }
             }
             for path in expand_shaped(pattern, shaped, &mut tree) {
                 if !is_own(&path) && is_scratch(&path).is_none() {
@@ -187,7 +199,7 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     };
     spec.limits = limits(&grants.limits, timeout);
     spec.env = environment(grants, env);
-    View { spec, notes }
+    View { spec, notes, missing }
 }
 
 /// The entries beneath some roots, walked once (lazily, on the first `**` pattern) and
@@ -215,6 +227,18 @@ impl Tree {
             self.walk = Some(walk);
         }
         self.walk.get_or_insert_with(Walk::default)
+    }
+
+    /// The writable roots.
+    pub(crate) fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// The folders below the roots that hold a `.git` (nested repositories, submodules).
+    pub(crate) fn repos(&mut self) -> Vec<PathBuf> {
+        let walk = self.walk();
+        let found = walk.named(".git").into_iter().filter_map(|i| Path::new(walk.path(i)).parent().map(Path::to_path_buf));
+        found.collect()
     }
 
     /// The indices of the walked entries whose name fits `cut`, in walk order.

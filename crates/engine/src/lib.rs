@@ -30,6 +30,7 @@ mod redact;
 mod replay;
 mod run;
 mod session;
+mod sweep;
 mod walk;
 mod wasi;
 

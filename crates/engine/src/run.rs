@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use serde::Serialize;
-use warden_feedback::{Run, SourcePath, Stream};
+use warden_feedback::{Denial, DenialSource, Run, SourcePath, Stream};
 use warden_policy::ast::Verdict;
 use warden_policy::{Decision, Network};
 
@@ -178,6 +178,7 @@ impl Engine {
             let view = self.view(explanation, job, env, opts);
             let mut run = warden_sandbox::run_gated(&view.spec, gate)?;
             run.sandbox.notes.extend(view.notes);
+            swept(&mut run, &view.missing);
             run
         };
         let ws = std::path::Path::new(&self.context().workspace);
@@ -187,6 +188,27 @@ impl Engine {
         text.push_str(&run.stdout.text);
         let paths = warden_feedback::paths::find(&text, ws, cwd);
         Ok(Outcome { decision: decision.clone(), ran: true, run, paths, agent: explanation.agent.clone(), refused: None, audit: None })
+    }
+}
+
+/// Moves aside what the command made at guarded paths that were missing when it started (no
+/// mount could cover them: `sweep.rs`), each a refused write in the run's denials.
+fn swept(run: &mut Run, missing: &[crate::sweep::Missing]) {
+    if missing.is_empty() {
+        return;
+    }
+    let (moved, left) = crate::sweep::sweep(missing);
+    for (p, to) in &moved {
+        let target = p.to_string_lossy().into_owned();
+        run.denials.push(Denial { op: "fs.write".into(), target, source: DenialSource::Sweep });
+        run.sandbox.notes.push(format!(
+            "moved {} to {}: the command made it at a guarded path that did not exist when it started",
+            p.display(),
+            to.display()
+        ));
+    }
+    for p in &left {
+        run.sandbox.notes.push(format!("could not move aside what the command made at the guarded path {}", p.display()));
     }
 }
 

@@ -40,6 +40,9 @@ pub enum DenialSource {
     Limit,
     /// The WASI runtime refused it (no preopen, read-only preopen, no capability).
     Wasi,
+    /// It was done, then undone after the run: the command made a guarded path that did not
+    /// exist when it started (no mount could cover it), and warden moved it aside.
+    Sweep,
 }
 
 /// Something the sandbox refused the command.

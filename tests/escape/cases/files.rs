@@ -304,6 +304,29 @@ pub fn cases() -> Vec<Case> {
             "fs.write",
             "{ws}/.git"
         ),
+        // Guarded paths that do not exist when the run starts: no mount covers them, so warden
+        // removes what the command made there once it has ended. A `.git/commondir` sends the
+        // host's next `git` to another folder's config (`core.fsmonitor` runs a program).
+        case("guarded-missing-made", |_| {
+            Ok(Attack::hidden(
+                "mkdir -p $W/evil/hooks; printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > $W/evil/config; \
+                 echo ../evil > $W/.git/commondir; mkdir -p $W/.claude; echo '{\"hooks\":{}}' > $W/.claude/settings.json; \
+                 echo kept > $W/.claude/notes.md; ln -s evil/config $W/.mcp.json; echo END",
+            )
+            .deny("fs.write", "{ws}/")
+            .check(|fx, out| {
+                reached(out, "END")?;
+                let left: Vec<&str> = [".git/commondir", ".claude/settings.json", ".mcp.json"]
+                    .into_iter()
+                    .filter(|p| fx.ws.join(p).symlink_metadata().is_ok())
+                    .collect();
+                let kept = fs::read_to_string(fx.ws.join(".claude/notes.md")).unwrap_or_default();
+                match (left.is_empty(), kept.trim() == "kept") {
+                    (true, true) => Ok(()),
+                    _ => Err(format!("left after the run: {left:?}; the command's other file: {kept:?}")),
+                }
+            }))
+        }),
         mutation!(
             hidden "guarded-via-symlink",
             "ln -s $W/.git/hooks $W/hooks-link; echo pwned > $W/hooks-link/pre-commit; ln -s $W/.git/config $W/cfg; echo pwned >> $W/cfg",

@@ -1,0 +1,345 @@
+//! Guarded paths that do not exist when a run begins.
+//!
+//! A read-only mount covers a guarded path that exists. One that does not (`.git/commondir`,
+//! `.claude/settings.json` in a project without `.claude/`, `.mcp.json`) cannot be covered: a
+//! mount needs a mount point, that is the path made on the host first, and Landlock cannot
+//! refuse one name inside a writable folder. A command could make it, and the host's next
+//! `git` or agent session would read it.
+//!
+//! So before the run each such path is noted ([`missing`]), and after the run, its processes
+//! all gone, whatever is there now is renamed aside (`NAME.warden-quarantined`, which no tool
+//! reads; nothing is deleted) and reported as a refused write ([`sweep`]): the path itself, or
+//! a link put where a folder on the way to it should be. Every step opens one name below a
+//! folder it has checked, never following a symbolic link.
+//!
+//! Limits: the window is the run itself (a host process that reads the path while the command
+//! runs sees what it wrote), and what a host process makes there meanwhile is moved aside too.
+
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+use crate::confine::{Shape, Tree};
+
+/// A guarded path missing when the run began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Missing {
+    /// The writable folder it is below (a grant, or a folder of one).
+    pub root: PathBuf,
+    /// The names from `root` down to the path.
+    pub names: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+impl Missing {
+    /// The guarded path.
+    pub fn path(&self) -> PathBuf {
+        self.names.iter().fold(self.root.clone(), |p, n| p.join(n))
+    }
+}
+
+/// What `lstat` found on the way, remembered across the paths of one view (they share
+/// folders: `.claude/settings.json` and `.claude/hooks`).
+#[derive(Default)]
+pub(crate) struct Seen(Vec<(PathBuf, Option<bool>)>);
+
+impl Seen {
+    /// `Some(true)`: a folder; `Some(false)`: something else; `None`: nothing there.
+    fn kind(&mut self, p: &Path) -> Option<bool> {
+        if let Some((_, k)) = self.0.iter().find(|(q, _)| q == p) {
+            return *k;
+        }
+        let k = p.symlink_metadata().ok().map(|m| m.file_type().is_dir());
+        self.0.push((p.to_path_buf(), k));
+        k
+    }
+}
+
+/// `path` (below the writable folder `root`) as a [`Missing`], when it is missing and every
+/// existing name on the way to it is a folder. `None` when it exists (a mount covers it) or
+/// something other than a folder is on the way (then it is not where the pattern said).
+pub(crate) fn missing(root: &Path, path: &Path, seen: &mut Seen) -> Option<Missing> {
+    let below = path.strip_prefix(root).ok()?;
+    let mut names = Vec::new();
+    for c in below.components() {
+        let Component::Normal(name) = c else { return None };
+        names.push(PathBuf::from(name));
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let mut at = root.to_path_buf();
+    for (i, name) in names.iter().enumerate() {
+        at.push(name);
+        match seen.kind(&at) {
+            Some(true) if i + 1 < names.len() => {}
+            None => return Some(Missing { root: root.to_path_buf(), names }),
+            // The path itself exists, or a file or link is on the way.
+            Some(_) => return None,
+        }
+    }
+    None
+}
+
+/// The missing paths a guarded pattern names (see the module docs), below the writable
+/// roots of `tree`: an exact path or a folder (`X/**`) as it is; a `**/NAME...` pattern at the
+/// top of each writable root and of each repository found in it (a folder holding `.git`),
+/// with one more `**` inside (`**/.git/modules/**/config`) taken one folder deep. Other
+/// wildcards give nothing.
+pub(crate) fn candidates(pattern: &str, shaped: &Shape, tree: &mut Tree, seen: &mut Seen) -> Vec<Missing> {
+    let roots: Vec<PathBuf> = tree.roots().to_vec();
+    let root_of = |p: &Path| roots.iter().find(|r| p.starts_with(r) && p != r.as_path()).cloned();
+    let mut out = Vec::new();
+    match shaped {
+        Shape::Exact(p) | Shape::Tree(p) => {
+            if let Some(root) = root_of(p) {
+                out.extend(missing(&root, p, seen));
+            }
+        }
+        Shape::Deep(prefix) => {
+            let segs: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+            let Some(at) = segs.iter().position(|s| s.contains(['*', '?', '['])) else { return out };
+            let mut rest: Vec<&str> = segs.get(at + 1..).unwrap_or_default().to_vec();
+            if segs.get(at) != Some(&"**") || rest.is_empty() {
+                return out;
+            }
+            if rest.last() == Some(&"**") {
+                rest.pop();
+            }
+            let inner = rest.iter().position(|s| *s == "**");
+            let (before, after) = match inner {
+                Some(i) => (rest.get(..i).unwrap_or_default(), rest.get(i + 1..).unwrap_or_default()),
+                None => (rest.as_slice(), &[][..]),
+            };
+            if before.is_empty() || before.iter().chain(after).any(|s| s.contains(['*', '?', '[']) || *s == "..") {
+                return out;
+            }
+            let mut anchors: Vec<PathBuf> = roots.iter().filter(|r| r.starts_with(prefix)).cloned().collect();
+            for repo in tree.repos() {
+                if repo.starts_with(prefix) && !anchors.contains(&repo) {
+                    anchors.push(repo);
+                }
+            }
+            for anchor in anchors {
+                let Some(root) = roots.iter().find(|r| anchor.starts_with(r)).cloned() else { continue };
+                let base = before.iter().fold(anchor, |p, s| p.join(s));
+                if inner.is_none() {
+                    out.extend(missing(&root, &base, seen));
+                    continue;
+                }
+                if after.is_empty() || seen.kind(&base) != Some(true) {
+                    continue;
+                }
+                // One folder deep (`.git/modules/NAME/`), folders only, links not followed.
+                let names: Vec<PathBuf> = std::fs::read_dir(&base)
+                    .map(|rd| rd.filter_map(Result::ok).filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect())
+                    .unwrap_or_default();
+                for sub in names {
+                    let path = after.iter().fold(sub, |p, s| p.join(s));
+                    out.extend(missing(&root, &path, seen));
+                }
+            }
+        }
+        Shape::Last(_) => {}
+    }
+    out
+}
+
+/// What a swept path is renamed to: beside it, under a name no tool reads.
+const QUARANTINE: &str = ".warden-quarantined";
+
+/// After the run: moves aside what the command made at each missing path. Returns each path
+/// moved and where to, and the ones that could not be moved.
+pub(crate) fn sweep(missing: &[Missing]) -> (Vec<(PathBuf, PathBuf)>, Vec<PathBuf>) {
+    let (mut moved, mut left) = (Vec::new(), Vec::new());
+    // The paths share their roots and first names (`.claude/...`): each looked at once.
+    let mut roots: Vec<(&Path, Option<OwnedFd>)> = Vec::new();
+    let mut firsts: Vec<(&Path, &Path, bool)> = Vec::new();
+    for m in missing {
+        let Some(first) = m.names.first() else { continue };
+        let fd = match roots.iter().position(|(r, _)| *r == m.root.as_path()) {
+            Some(i) => roots.get(i).and_then(|(_, fd)| fd.as_ref()),
+            None => {
+                let dir = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                roots.push((&m.root, rustix::fs::openat(rustix::fs::CWD, &m.root, dir, Mode::empty()).ok()));
+                roots.last().and_then(|(_, fd)| fd.as_ref())
+            }
+        };
+        // The root was a folder the run could write in; one it cannot open now was moved or
+        // replaced, and then nothing below it is where the host looks either.
+        let Some(fd) = fd else { continue };
+        let there = match firsts.iter().find(|(r, f, _)| *r == m.root.as_path() && *f == first.as_path()) {
+            Some((_, _, there)) => *there,
+            None => {
+                let there = rustix::fs::statat(fd, first, AtFlags::SYMLINK_NOFOLLOW).is_ok();
+                firsts.push((&m.root, first, there));
+                there
+            }
+        };
+        if !there {
+            continue;
+        }
+        match sweep_one(fd, m) {
+            Ok(Some(pair)) => moved.push(pair),
+            Ok(None) => {}
+            Err(p) => left.push(p),
+        }
+    }
+    moved.dedup();
+    left.dedup();
+    (moved, left)
+}
+
+/// The path moved and where to (`Ok(Some)`), nothing made (`Ok(None)`), or what could not be
+/// moved.
+fn sweep_one(root: &OwnedFd, m: &Missing) -> Result<Option<(PathBuf, PathBuf)>, PathBuf> {
+    let dir = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut fd: Option<OwnedFd> = None;
+    let mut at = m.root.clone();
+    for (i, name) in m.names.iter().enumerate() {
+        at.push(name);
+        let parent = fd.as_ref().unwrap_or(root);
+        let Ok(st) = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) else { return Ok(None) };
+        let kind = FileType::from_raw_mode(st.st_mode);
+        if i + 1 == m.names.len() {
+            // It was missing: whatever is there now, the command made.
+            return quarantine(parent, name.as_os_str(), &at).map(Some).map_err(|()| at);
+        }
+        match kind {
+            // A folder, old or new: what matters is below it.
+            FileType::Directory => match rustix::fs::openat(parent, name, dir, Mode::empty()) {
+                Ok(next) => fd = Some(next),
+                Err(_) => return Err(at),
+            },
+            // A link on the way (new, or where a folder was): the path resolves wherever it
+            // points, so the link goes.
+            FileType::Symlink => return quarantine(parent, name.as_os_str(), &at).map(Some).map_err(|()| at),
+            // A file on the way: the path cannot be there.
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+/// Renames `name` in `parent` (whose path is `path`) to a free `NAME.warden-quarantined[.N]`
+/// beside it, never replacing anything: nothing the command made is lost, and no tool reads it
+/// under that name.
+fn quarantine(parent: &OwnedFd, name: &OsStr, path: &Path) -> Result<(PathBuf, PathBuf), ()> {
+    for n in 0..100 {
+        let mut new = name.to_os_string();
+        new.push(QUARANTINE);
+        if n > 0 {
+            new.push(format!(".{n}"));
+        }
+        match rustix::fs::renameat_with(parent, name, parent, &new, rustix::fs::RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok((path.to_path_buf(), path.with_file_name(new))),
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(_) => return Err(()),
+        }
+    }
+    Err(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("warden-sweep-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn only_missing_paths_below_folders_are_noted() {
+        let ws = dir("note");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(ws.join(".mcp.json"), "{}").unwrap();
+        std::fs::write(ws.join("file"), "x").unwrap();
+        let mut seen = Seen::default();
+        let m = missing(&ws, &ws.join(".git/commondir"), &mut seen).unwrap();
+        assert_eq!(m.path(), ws.join(".git/commondir"));
+        assert!(missing(&ws, &ws.join(".claude/settings.json"), &mut seen).is_some());
+        assert_eq!(missing(&ws, &ws.join(".mcp.json"), &mut seen), None, "an existing path is the mount's");
+        assert_eq!(missing(&ws, &ws.join("file/x"), &mut seen), None, "a file on the way");
+        assert_eq!(missing(&ws, &ws, &mut seen), None);
+        let _ = std::fs::remove_dir_all(&ws);
+    }
+
+    #[test]
+    fn patterns_name_the_tops_of_the_workspace_and_of_its_repositories() {
+        let ws = dir("cand");
+        for d in [".git/modules/lib", ".git/modules/other", "vendor/sub/.git", "src"] {
+            std::fs::create_dir_all(ws.join(d)).unwrap();
+        }
+        std::fs::write(ws.join(".git/modules/other/commondir"), "../..").unwrap();
+        let mut tree = Tree::new(vec![ws.clone()]);
+        let mut seen = Seen::default();
+        let mut paths = |pattern: &str| -> Vec<PathBuf> {
+            let shaped = crate::confine::shape(pattern);
+            let mut v: Vec<PathBuf> = candidates(pattern, &shaped, &mut tree, &mut seen).iter().map(Missing::path).collect();
+            v.sort();
+            v
+        };
+        let at = |rels: &[&str]| -> Vec<PathBuf> { rels.iter().map(|r| ws.join(r)).collect() };
+        assert_eq!(paths("**/.git/commondir"), at(&[".git/commondir", "vendor/sub/.git/commondir"]));
+        assert_eq!(paths("**/.claude/hooks/**"), at(&[".claude/hooks", "vendor/sub/.claude/hooks"]));
+        // One folder deep; an existing one is the mount's.
+        assert_eq!(paths("**/.git/modules/**/commondir"), at(&[".git/modules/lib/commondir"]));
+        assert_eq!(paths(&format!("{}/.warden/**", ws.display())), at(&[".warden"]));
+        // Outside the writable roots, other wildcards, the root itself: nothing.
+        assert_eq!(paths("/etc/cron.d/**"), Vec::<PathBuf>::new());
+        assert_eq!(paths("**/*.pem"), Vec::<PathBuf>::new());
+        assert_eq!(paths("**/.git/*/config"), Vec::<PathBuf>::new());
+        assert_eq!(paths(&format!("{}/**", ws.display())), Vec::<PathBuf>::new());
+        let _ = std::fs::remove_dir_all(&ws);
+    }
+
+    #[test]
+    fn what_the_run_made_is_moved_aside_and_nothing_else() {
+        let ws = dir("sweep");
+        let outside = dir("sweep-outside");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::create_dir_all(ws.join(".vscode")).unwrap();
+        let mut seen = Seen::default();
+        let wanted = [".git/commondir", ".claude/settings.json", ".husky", ".mcp.json", ".vscode/tasks.json", ".gemini/settings.json", ".envrc"];
+        let noted: Vec<Missing> = wanted.iter().filter_map(|p| missing(&ws, &ws.join(p), &mut seen)).collect();
+        assert_eq!(noted.len(), wanted.len());
+        // The "run": a file, a new folder with the file and a neighbour, a folder of hooks, a
+        // link where a folder was, a link to a file outside; `.gemini` made, its file not.
+        std::fs::write(ws.join(".git/commondir"), "../fake").unwrap();
+        std::fs::create_dir_all(ws.join(".claude")).unwrap();
+        std::fs::write(ws.join(".claude/settings.json"), "{}").unwrap();
+        std::fs::write(ws.join(".claude/notes.md"), "kept").unwrap();
+        std::fs::write(ws.join(".claude/settings.json.warden-quarantined"), "an earlier one").unwrap();
+        std::fs::create_dir_all(ws.join(".husky/_")).unwrap();
+        std::fs::write(ws.join(".husky/_/pre-commit"), "evil").unwrap();
+        std::fs::write(outside.join("tasks.json"), "kept outside").unwrap();
+        std::fs::rename(ws.join(".vscode"), ws.join(".vscode-old")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join(".vscode")).unwrap();
+        std::os::unix::fs::symlink(outside.join("tasks.json"), ws.join(".mcp.json")).unwrap();
+        std::fs::create_dir_all(ws.join(".gemini")).unwrap();
+        let (mut moved, left) = sweep(&noted);
+        moved.sort();
+        let q = |p: &str| (ws.join(p), ws.join(format!("{p}.warden-quarantined")));
+        let mut want = vec![q(".git/commondir"), q(".husky"), q(".mcp.json"), q(".vscode")];
+        want.push((ws.join(".claude/settings.json"), ws.join(".claude/settings.json.warden-quarantined.1")));
+        want.sort();
+        assert_eq!((moved, left), (want, Vec::new()));
+        for gone in [".git/commondir", ".claude/settings.json", ".husky", ".mcp.json", ".vscode"] {
+            assert!(ws.join(gone).symlink_metadata().is_err(), "{gone} is still there");
+        }
+        assert_eq!(std::fs::read_to_string(ws.join(".husky.warden-quarantined/_/pre-commit")).unwrap(), "evil", "nothing is lost");
+        assert_eq!(std::fs::read_to_string(ws.join(".claude/settings.json.warden-quarantined")).unwrap(), "an earlier one");
+        assert_eq!(std::fs::read_to_string(ws.join(".claude/notes.md")).unwrap(), "kept");
+        assert_eq!(std::fs::read_to_string(outside.join("tasks.json")).unwrap(), "kept outside", "a link was followed");
+        assert!(ws.join(".vscode-old").is_dir() && ws.join(".gemini").is_dir());
+        // A second sweep finds nothing made.
+        assert_eq!(sweep(&noted), (Vec::new(), Vec::new()));
+        let _ = std::fs::remove_dir_all(&ws);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+}
