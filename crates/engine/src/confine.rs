@@ -211,11 +211,13 @@ pub(crate) struct Tree {
     listings: Vec<(PathBuf, Vec<(PathBuf, String)>)>,
     /// Whether the walk stopped at [`WALK_LIMIT`].
     pub cut: bool,
+    /// [`Tree::repos`].
+    repos: Option<Vec<PathBuf>>,
 }
 
 impl Tree {
     pub(crate) fn new(roots: Vec<PathBuf>) -> Tree {
-        Tree { roots, walk: None, listings: Vec::new(), cut: false }
+        Tree { roots, walk: None, listings: Vec::new(), cut: false, repos: None }
     }
 
     /// The walk: breadth-first (shallow paths first, so a cut drops the deepest), symlinks
@@ -234,11 +236,28 @@ impl Tree {
         &self.roots
     }
 
-    /// The folders below the roots that hold a `.git` (nested repositories, submodules).
-    pub(crate) fn repos(&mut self) -> Vec<PathBuf> {
-        let walk = self.walk();
-        let found = walk.named(".git").into_iter().filter_map(|i| Path::new(walk.path(i)).parent().map(Path::to_path_buf));
-        found.collect()
+    /// Whether the walk, if there is one and it is whole, shows that `p` (below a root) is
+    /// not there: `false` when it cannot tell (no walk yet, cut short, a name it skips).
+    pub(crate) fn walked_absent(&self, p: &Path) -> bool {
+        let (Some(walk), false) = (&self.walk, self.cut) else { return false };
+        let (Some(name), Some(text)) = (p.file_name().and_then(|n| n.to_str()), p.to_str()) else { return false };
+        self.roots.iter().any(|r| p.starts_with(r) && p != r.as_path()) && !walk.named(name).into_iter().any(|i| walk.path(i) == text)
+    }
+
+    /// [`Tree::repos`] as found so far (empty before it is first called).
+    pub(crate) fn known_repos(&self) -> &[PathBuf] {
+        self.repos.as_deref().unwrap_or_default()
+    }
+
+    /// The folders below the roots that hold a `.git` (nested repositories, submodules), the
+    /// roots among them; found once.
+    pub(crate) fn repos(&mut self) -> &[PathBuf] {
+        if self.repos.is_none() {
+            let walk = self.walk();
+            let found = walk.named(".git").into_iter().filter_map(|i| Path::new(walk.path(i)).parent().map(Path::to_path_buf));
+            self.repos = Some(found.collect());
+        }
+        self.repos.as_deref().unwrap_or_default()
     }
 
     /// The indices of the walked entries whose name fits `cut`, in walk order.

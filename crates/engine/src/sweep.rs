@@ -16,6 +16,7 @@
 //! runs sees what it wrote), and what a host process makes there meanwhile is moved aside too.
 
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
@@ -60,7 +61,7 @@ impl Seen {
 /// `path` (below the writable folder `root`) as a [`Missing`], when it is missing and every
 /// existing name on the way to it is a folder. `None` when it exists (a mount covers it) or
 /// something other than a folder is on the way (then it is not where the pattern said).
-pub(crate) fn missing(root: &Path, path: &Path, seen: &mut Seen) -> Option<Missing> {
+pub(crate) fn missing(root: &Path, path: &Path, seen: &mut Seen, tree: &Tree) -> Option<Missing> {
     let below = path.strip_prefix(root).ok()?;
     let mut names = Vec::new();
     for c in below.components() {
@@ -73,6 +74,10 @@ pub(crate) fn missing(root: &Path, path: &Path, seen: &mut Seen) -> Option<Missi
     let mut at = root.to_path_buf();
     for (i, name) in names.iter().enumerate() {
         at.push(name);
+        // The walk of the writable roots, when there is one, answers without a system call.
+        if tree.walked_absent(&at) {
+            return Some(Missing { root: root.to_path_buf(), names });
+        }
         match seen.kind(&at) {
             Some(true) if i + 1 < names.len() => {}
             None => return Some(Missing { root: root.to_path_buf(), names }),
@@ -89,13 +94,11 @@ pub(crate) fn missing(root: &Path, path: &Path, seen: &mut Seen) -> Option<Missi
 /// with one more `**` inside (`**/.git/modules/**/config`) taken one folder deep. Other
 /// wildcards give nothing.
 pub(crate) fn candidates(pattern: &str, shaped: &Shape, tree: &mut Tree, seen: &mut Seen) -> Vec<Missing> {
-    let roots: Vec<PathBuf> = tree.roots().to_vec();
-    let root_of = |p: &Path| roots.iter().find(|r| p.starts_with(r) && p != r.as_path()).cloned();
     let mut out = Vec::new();
     match shaped {
         Shape::Exact(p) | Shape::Tree(p) => {
-            if let Some(root) = root_of(p) {
-                out.extend(missing(&root, p, seen));
+            if let Some(root) = tree.roots().iter().find(|r| p.starts_with(r) && p != r.as_path()) {
+                out.extend(missing(root, p, seen, tree));
             }
         }
         Shape::Deep(prefix) => {
@@ -116,17 +119,16 @@ pub(crate) fn candidates(pattern: &str, shaped: &Shape, tree: &mut Tree, seen: &
             if before.is_empty() || before.iter().chain(after).any(|s| s.contains(['*', '?', '[']) || *s == "..") {
                 return out;
             }
-            let mut anchors: Vec<PathBuf> = roots.iter().filter(|r| r.starts_with(prefix)).cloned().collect();
-            for repo in tree.repos() {
-                if repo.starts_with(prefix) && !anchors.contains(&repo) {
-                    anchors.push(repo);
-                }
-            }
+            tree.repos();
+            let roots = tree.roots();
+            let repos = tree.known_repos();
+            let anchors = roots.iter().chain(repos.iter().filter(|d| !roots.contains(d))).filter(|a| a.starts_with(prefix));
             for anchor in anchors {
-                let Some(root) = roots.iter().find(|r| anchor.starts_with(r)).cloned() else { continue };
-                let base = before.iter().fold(anchor, |p, s| p.join(s));
+                let Some(root) = roots.iter().find(|r| anchor.starts_with(r)) else { continue };
+                let mut base = anchor.clone();
+                base.extend(before);
                 if inner.is_none() {
-                    out.extend(missing(&root, &base, seen));
+                    out.extend(missing(root, &base, seen, tree));
                     continue;
                 }
                 if after.is_empty() || seen.kind(&base) != Some(true) {
@@ -138,7 +140,7 @@ pub(crate) fn candidates(pattern: &str, shaped: &Shape, tree: &mut Tree, seen: &
                     .unwrap_or_default();
                 for sub in names {
                     let path = after.iter().fold(sub, |p, s| p.join(s));
-                    out.extend(missing(&root, &path, seen));
+                    out.extend(missing(root, &path, seen, tree));
                 }
             }
         }
@@ -154,31 +156,22 @@ const QUARANTINE: &str = ".warden-quarantined";
 /// moved and where to, and the ones that could not be moved.
 pub(crate) fn sweep(missing: &[Missing]) -> (Vec<(PathBuf, PathBuf)>, Vec<PathBuf>) {
     let (mut moved, mut left) = (Vec::new(), Vec::new());
-    // The paths share their roots and first names (`.claude/...`): each looked at once.
-    let mut roots: Vec<(&Path, Option<OwnedFd>)> = Vec::new();
-    let mut firsts: Vec<(&Path, &Path, bool)> = Vec::new();
+    // The paths share a few roots: each is opened and listed once, and a path whose first
+    // name is not in its root's listing (most) needs nothing more.
+    let mut roots: Vec<(&Path, Option<(OwnedFd, Vec<Vec<u8>>)>)> = Vec::new();
     for m in missing {
         let Some(first) = m.names.first() else { continue };
-        let fd = match roots.iter().position(|(r, _)| *r == m.root.as_path()) {
-            Some(i) => roots.get(i).and_then(|(_, fd)| fd.as_ref()),
+        let i = match roots.iter().position(|(r, _)| *r == m.root.as_path()) {
+            Some(i) => i,
             None => {
-                let dir = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-                roots.push((&m.root, rustix::fs::openat(rustix::fs::CWD, &m.root, dir, Mode::empty()).ok()));
-                roots.last().and_then(|(_, fd)| fd.as_ref())
+                roots.push((&m.root, listed(&m.root)));
+                roots.len() - 1
             }
         };
         // The root was a folder the run could write in; one it cannot open now was moved or
         // replaced, and then nothing below it is where the host looks either.
-        let Some(fd) = fd else { continue };
-        let there = match firsts.iter().find(|(r, f, _)| *r == m.root.as_path() && *f == first.as_path()) {
-            Some((_, _, there)) => *there,
-            None => {
-                let there = rustix::fs::statat(fd, first, AtFlags::SYMLINK_NOFOLLOW).is_ok();
-                firsts.push((&m.root, first, there));
-                there
-            }
-        };
-        if !there {
+        let Some((fd, names)) = roots.get(i).and_then(|(_, l)| l.as_ref()) else { continue };
+        if !names.iter().any(|n| n.as_slice() == first.as_os_str().as_bytes()) {
             continue;
         }
         match sweep_one(fd, m) {
@@ -190,6 +183,17 @@ pub(crate) fn sweep(missing: &[Missing]) -> (Vec<(PathBuf, PathBuf)>, Vec<PathBu
     moved.dedup();
     left.dedup();
     (moved, left)
+}
+
+/// `root` opened (links in its own path followed, as the mount showed it) and the names in it.
+fn listed(root: &Path) -> Option<(OwnedFd, Vec<Vec<u8>>)> {
+    let fd = rustix::fs::openat(rustix::fs::CWD, root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let mut names = Vec::new();
+    let mut dir = rustix::fs::Dir::read_from(&fd).ok()?;
+    while let Some(entry) = dir.read() {
+        names.push(entry.ok()?.file_name().to_bytes().to_vec());
+    }
+    Some((fd, names))
 }
 
 /// The path moved and where to (`Ok(Some)`), nothing made (`Ok(None)`), or what could not be
@@ -259,14 +263,26 @@ mod tests {
         std::fs::create_dir_all(ws.join(".git")).unwrap();
         std::fs::write(ws.join(".mcp.json"), "{}").unwrap();
         std::fs::write(ws.join("file"), "x").unwrap();
-        let mut seen = Seen::default();
-        let m = missing(&ws, &ws.join(".git/commondir"), &mut seen).unwrap();
-        assert_eq!(m.path(), ws.join(".git/commondir"));
-        assert!(missing(&ws, &ws.join(".claude/settings.json"), &mut seen).is_some());
-        assert_eq!(missing(&ws, &ws.join(".mcp.json"), &mut seen), None, "an existing path is the mount's");
-        assert_eq!(missing(&ws, &ws.join("file/x"), &mut seen), None, "a file on the way");
-        assert_eq!(missing(&ws, &ws, &mut seen), None);
+        // Answered by lstat (no walk yet), then by the walk: the same.
+        let mut tree = Tree::new(vec![ws.clone()]);
+        for walked in [false, true] {
+            if walked {
+                tree.repos();
+            }
+            only_missing_paths_are_noted(&ws, &tree);
+        }
         let _ = std::fs::remove_dir_all(&ws);
+    }
+
+    fn only_missing_paths_are_noted(ws: &Path, tree: &Tree) {
+        let ws = ws.to_path_buf();
+        let mut seen = Seen::default();
+        let m = missing(&ws, &ws.join(".git/commondir"), &mut seen, tree).unwrap();
+        assert_eq!(m.path(), ws.join(".git/commondir"));
+        assert!(missing(&ws, &ws.join(".claude/settings.json"), &mut seen, tree).is_some());
+        assert_eq!(missing(&ws, &ws.join(".mcp.json"), &mut seen, tree), None, "an existing path is the mount's");
+        assert_eq!(missing(&ws, &ws.join("file/x"), &mut seen, tree), None, "a file on the way");
+        assert_eq!(missing(&ws, &ws, &mut seen, tree), None);
     }
 
     #[test]
@@ -304,9 +320,10 @@ mod tests {
         let outside = dir("sweep-outside");
         std::fs::create_dir_all(ws.join(".git")).unwrap();
         std::fs::create_dir_all(ws.join(".vscode")).unwrap();
+        let tree = Tree::new(vec![ws.clone()]);
         let mut seen = Seen::default();
         let wanted = [".git/commondir", ".claude/settings.json", ".husky", ".mcp.json", ".vscode/tasks.json", ".gemini/settings.json", ".envrc"];
-        let noted: Vec<Missing> = wanted.iter().filter_map(|p| missing(&ws, &ws.join(p), &mut seen)).collect();
+        let noted: Vec<Missing> = wanted.iter().filter_map(|p| missing(&ws, &ws.join(p), &mut seen, &tree)).collect();
         assert_eq!(noted.len(), wanted.len());
         // The "run": a file, a new folder with the file and a neighbour, a folder of hooks, a
         // link where a folder was, a link to a file outside; `.gemini` made, its file not.
