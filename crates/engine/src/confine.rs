@@ -109,6 +109,15 @@ fn make_guarded_folder(folder: &Path, workspace: &Path, writable: &[PathBuf]) ->
     true
 }
 
+/// The `.git` files below the writable roots (a submodule's, a linked worktree's): each names
+/// the folder git takes that repository's config and hooks from (`gitdir: ...`), so a policy
+/// that guards git's files (a pattern with `/.git/` in it) guards these too. Rewritten, the
+/// superproject's next `git status` ran the config of a folder the command made.
+fn git_pointers(tree: &mut Tree) -> Vec<PathBuf> {
+    let repos = tree.repos().to_vec();
+    repos.into_iter().map(|r| r.join(".git")).filter(|g| g.symlink_metadata().is_ok_and(|m| m.is_file())).collect()
+}
+
 /// The built view plus what could not be honoured.
 pub(crate) struct View {
     pub spec: Spec,
@@ -180,6 +189,13 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
                 if !is_own(&path) && is_scratch(&path).is_none() {
                     spec.mounts.push(Mount { path, access });
                 }
+            }
+        }
+    }
+    if grants.deny_write.iter().any(|p| p.contains("/.git/")) {
+        for pointer in git_pointers(&mut tree) {
+            if !spec.mounts.iter().any(|m| m.path == pointer) {
+                spec.mounts.push(Mount { path: pointer, access: Access::Guard });
             }
         }
     }
@@ -433,6 +449,16 @@ pub(crate) mod tests {
             std::fs::write(dir.join(f), "x").unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn git_pointer_files_are_found_and_git_folders_are_not() {
+        let ws = plant("pointers", &[".git", "lib", "vendor/wt", "src/.git"], &["lib/.git", "vendor/wt/.git"]);
+        let mut tree = Tree::new(vec![ws.clone()]);
+        let mut found = git_pointers(&mut tree);
+        found.sort();
+        assert_eq!(found, vec![ws.join("lib/.git"), ws.join("vendor/wt/.git")]);
+        let _ = std::fs::remove_dir_all(&ws);
     }
 
     #[test]

@@ -304,6 +304,24 @@ pub fn cases() -> Vec<Case> {
             "fs.write",
             "{ws}/.git"
         ),
+        // A submodule's `.git` is a file naming its git folder: pointed at a folder the command
+        // made, the superproject's next `git status` runs that folder's `core.fsmonitor`.
+        case("guarded-submodule-pointer", |fx| {
+            let pointer = "gitdir: ../.git/modules/lib\n";
+            fx.plant("ws/lib/.git", pointer, 0o644).map_err(|e| e.to_string())?;
+            fx.plant("ws/.git/modules/lib/config", "[core]\n\trepositoryformatversion = 0\n", 0o644).map_err(|e| e.to_string())?;
+            Ok(Attack::hidden(
+                "mkdir -p $W/evil; printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > $W/evil/config; \
+                 echo 'gitdir: ../evil' > $W/lib/.git; mv $W/lib $W/lib-old; mkdir -p $W/lib; echo 'gitdir: ../evil' > $W/lib/.git; \
+                 echo END",
+            )
+            .deny("fs.write", "{ws}/lib")
+            .check(move |fx, out| {
+                reached(out, "END")?;
+                let now = fs::read_to_string(fx.ws.join("lib/.git")).unwrap_or_default();
+                if now == pointer { Ok(()) } else { Err(format!("lib/.git is now {now:?}")) }
+            }))
+        }),
         // Guarded paths that do not exist when the run starts: no mount covers them, so warden
         // removes what the command made there once it has ended. A `.git/commondir` sends the
         // host's next `git` to another folder's config (`core.fsmonitor` runs a program).
