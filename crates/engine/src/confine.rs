@@ -113,7 +113,7 @@ fn make_guarded_folder(folder: &Path, workspace: &Path, writable: &[PathBuf]) ->
 /// the folder git takes that repository's config and hooks from (`gitdir: ...`), so a policy
 /// that guards git's files (a pattern with `/.git/` in it) guards these too. Rewritten, the
 /// superproject's next `git status` ran the config of a folder the command made.
-fn git_pointers(tree: &mut Tree) -> Vec<PathBuf> {
+pub(crate) fn git_pointers(tree: &mut Tree) -> Vec<PathBuf> {
     let repos = tree.repos().to_vec();
     repos.into_iter().map(|r| r.join(".git")).filter(|g| g.symlink_metadata().is_ok_and(|m| m.is_file())).collect()
 }

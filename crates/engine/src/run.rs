@@ -193,7 +193,7 @@ impl Engine {
 
 /// Moves aside what the command made at guarded paths that were missing when it started (no
 /// mount could cover them: `sweep.rs`), each a refused write in the run's denials.
-fn swept(run: &mut Run, missing: &[crate::sweep::Missing]) {
+pub(crate) fn swept(run: &mut Run, missing: &[crate::sweep::Missing]) {
     if missing.is_empty() {
         return;
     }

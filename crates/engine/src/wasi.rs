@@ -95,6 +95,30 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
             }
         }
     }
+    // A `.git` file (a submodule's pointer to its git folder) is a guarded path like the rest.
+    if grants.deny_write.iter().any(|p| p.contains("/.git/")) {
+        let pointers = confine::git_pointers(&mut tree);
+        if let Some(p) = pointers.iter().find(|g| preopens.iter().any(|o| o.writable && g.starts_with(&o.host))) {
+            return Err(RunError::Unenforceable(format!(
+                "`{}` must stay read-only, and the WASI backend cannot carve it out of a granted folder; \
+                 run natively or narrow the grant",
+                p.display()
+            )));
+        }
+    }
+    // Guarded paths missing now: whatever the tool makes there is moved aside after the run.
+    let writable: Vec<PathBuf> = preopens.iter().filter(|p| p.writable).map(|p| p.host.clone()).collect();
+    let mut missing = Vec::new();
+    if !writable.is_empty() {
+        let (mut wtree, mut seen) = (confine::Tree::new(writable), crate::sweep::Seen::default());
+        for pattern in &grants.deny_write {
+            for m in crate::sweep::candidates(pattern, &confine::shape(pattern), &mut wtree, &mut seen) {
+                if !missing.contains(&m) {
+                    missing.push(m);
+                }
+            }
+        }
+    }
     let limits = confine::limits(&grants.limits, opts.timeout);
     let defaults = Limits::default();
     let call = Call {
@@ -115,5 +139,7 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
         },
         network: false,
     };
-    client(env).run(&call).map_err(|e| RunError::Unenforceable(e.to_string()))
+    let mut run = client(env).run(&call).map_err(|e| RunError::Unenforceable(e.to_string()))?;
+    crate::run::swept(&mut run, &missing);
+    Ok(run)
 }

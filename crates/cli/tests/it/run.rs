@@ -72,6 +72,28 @@ fn wasi_grep_prints_what_gnu_grep_prints() {
 }
 
 #[test]
+fn a_guarded_path_made_through_a_link_is_moved_aside_after_the_run() {
+    // `lk/settings.json` names no guarded path, so the decision allows it; through the link it
+    // makes `.claude/settings.json`, which did not exist (no mount could cover it).
+    let ws = tempdir("run-sweep");
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(".claude", ws.join("lk")).unwrap();
+    for backend in ["wasi", "native"] {
+        let argv: &[&str] = if backend == "wasi" { &["write", "lk/settings.json"] } else { &["cp", "/dev/null", "lk/settings.json"] };
+        let mut args = vec!["--backend", backend, "--"];
+        args.extend_from_slice(argv);
+        let (v, _) = run_json(&ws, &args);
+        assert_eq!(v["ran"], true, "{backend}: {v}");
+        let swept = ws.join(".claude/settings.json").to_string_lossy().into_owned();
+        let denials = v["denials"].as_array().cloned().unwrap_or_default();
+        assert!(denials.iter().any(|d| d["source"] == "sweep" && d["target"] == swept.as_str()), "{backend}: {v}");
+        assert!(!ws.join(".claude/settings.json").exists(), "{backend}");
+        assert!(ws.join(".claude/settings.json.warden-quarantined").exists(), "{backend}");
+        std::fs::remove_file(ws.join(".claude/settings.json.warden-quarantined")).unwrap();
+    }
+}
+
+#[test]
 fn wasi_refuses_shell_strings_and_unknown_tools() {
     let ws = tempdir("run-wasi-refuse");
     let home = tempdir("run-home");
