@@ -122,8 +122,10 @@ pub(crate) fn git_pointers(tree: &mut Tree) -> Vec<PathBuf> {
 pub(crate) struct View {
     pub spec: Spec,
     pub notes: Vec<String>,
-    /// Guarded paths no mount covers because they do not exist yet: swept after the run.
-    pub missing: Vec<sweep::Missing>,
+    /// The walk of the writable grants, and the guarded patterns: what [`missing_guarded`]
+    /// needs once the view is built.
+    pub tree: Tree,
+    pub guards: Vec<String>,
 }
 
 fn is_own(p: &Path) -> bool {
@@ -162,8 +164,6 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     }
     let roots: Vec<PathBuf> = spec.mounts.iter().filter(|m| m.access == Access::Write).map(|m| m.path.clone()).collect();
     let mut tree = Tree::new(roots);
-    let mut seen = sweep::Seen::default();
-    let mut missing = Vec::new();
     for (patterns, access) in [(&grants.deny, Access::Hide), (&grants.deny_write, Access::Guard)] {
         for pattern in patterns {
             // What a pattern beneath the sandbox's own folders matches is dropped below anyway:
@@ -177,13 +177,6 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
                 && make_guarded_folder(folder, Path::new(&ctx.workspace), &tree.roots)
             {
                 notes.push(format!("made the missing guarded folder {} (empty) so that it is covered", folder.display()));
-            }
-            if access == Access::Guard {
-                for m in sweep::candidates(pattern, &shaped, &mut tree, &mut seen) {
-                    if !missing.contains(&m) {
-                        missing.push(m);
-                    }
-                }
             }
             for path in expand_shaped(pattern, shaped, &mut tree) {
                 if !is_own(&path) && is_scratch(&path).is_none() {
@@ -215,7 +208,23 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     };
     spec.limits = limits(&grants.limits, timeout);
     spec.env = environment(grants, env);
-    View { spec, notes, missing }
+    let guards = grants.deny_write.clone();
+    View { spec, notes, tree, guards }
+}
+
+/// The guarded paths below the writable grants that are missing now (`sweep.rs`): noted just
+/// before the command starts, so that what it makes there can be moved aside after it.
+pub(crate) fn missing_guarded(patterns: &[String], tree: &mut Tree) -> Vec<sweep::Missing> {
+    let mut seen = sweep::Seen::default();
+    let mut missing = Vec::new();
+    for pattern in patterns {
+        for m in sweep::candidates(pattern, &shape(pattern), tree, &mut seen) {
+            if !missing.contains(&m) {
+                missing.push(m);
+            }
+        }
+    }
+    missing
 }
 
 /// The entries beneath some roots, walked once (lazily, on the first `**` pattern) and

@@ -175,10 +175,17 @@ impl Engine {
             gate().map_err(warden_sandbox::Error::Gate)?;
             crate::wasi::run(grants, std::path::Path::new(&self.context().workspace), std::path::Path::new(&self.context().cwd), env, argv, opts)?
         } else {
-            let view = self.view(explanation, job, env, opts);
-            let mut run = warden_sandbox::run_gated(&view.spec, gate)?;
-            run.sandbox.notes.extend(view.notes);
-            swept(&mut run, &view.missing);
+            let confine::View { spec, notes, mut tree, guards } = self.view(explanation, job, env, opts);
+            // The guarded paths still missing are noted in the gate, just before the command
+            // starts (while its sandbox is built), and swept after it.
+            let mut missing = Vec::new();
+            let mut noting = || {
+                missing = confine::missing_guarded(&guards, &mut tree);
+                gate()
+            };
+            let mut run = warden_sandbox::run_gated(&spec, &mut noting)?;
+            run.sandbox.notes.extend(notes);
+            swept(&mut run, &missing);
             run
         };
         let ws = std::path::Path::new(&self.context().workspace);

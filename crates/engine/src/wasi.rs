@@ -108,17 +108,7 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
     }
     // Guarded paths missing now: whatever the tool makes there is moved aside after the run.
     let writable: Vec<PathBuf> = preopens.iter().filter(|p| p.writable).map(|p| p.host.clone()).collect();
-    let mut missing = Vec::new();
-    if !writable.is_empty() {
-        let (mut wtree, mut seen) = (confine::Tree::new(writable), crate::sweep::Seen::default());
-        for pattern in &grants.deny_write {
-            for m in crate::sweep::candidates(pattern, &confine::shape(pattern), &mut wtree, &mut seen) {
-                if !missing.contains(&m) {
-                    missing.push(m);
-                }
-            }
-        }
-    }
+    let missing = if writable.is_empty() { Vec::new() } else { confine::missing_guarded(&grants.deny_write, &mut confine::Tree::new(writable)) };
     let limits = confine::limits(&grants.limits, opts.timeout);
     let defaults = Limits::default();
     let call = Call {
