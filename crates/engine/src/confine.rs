@@ -18,6 +18,7 @@ use warden_policy::{Context, GrantGlob, Grants, Limits, Network};
 use warden_sandbox::{Access, Mount, Spec};
 
 use crate::Environment;
+use crate::gitguard;
 use crate::sweep;
 use crate::walk::Walk;
 
@@ -109,15 +110,6 @@ fn make_guarded_folder(folder: &Path, workspace: &Path, writable: &[PathBuf]) ->
     true
 }
 
-/// The `.git` files below the writable roots (a submodule's, a linked worktree's): each names
-/// the folder git takes that repository's config and hooks from (`gitdir: ...`), so a policy
-/// that guards git's files (a pattern with `/.git/` in it) guards these too. Rewritten, the
-/// superproject's next `git status` ran the config of a folder the command made.
-pub(crate) fn git_pointers(tree: &mut Tree) -> Vec<PathBuf> {
-    let repos = tree.repos().to_vec();
-    repos.into_iter().map(|r| r.join(".git")).filter(|g| g.symlink_metadata().is_ok_and(|m| m.is_file())).collect()
-}
-
 /// The built view plus what could not be honoured.
 pub(crate) struct View {
     pub spec: Spec,
@@ -185,10 +177,22 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
             }
         }
     }
+    // What git runs or takes its config from, wherever the workspace keeps it: guarded with
+    // the policy's git patterns (`gitguard.rs`).
+    let mut guards = grants.deny_write.clone();
     if grants.deny_write.iter().any(|p| p.contains("/.git/")) {
-        for pointer in git_pointers(&mut tree) {
-            if !spec.mounts.iter().any(|m| m.path == pointer) {
-                spec.mounts.push(Mount { path: pointer, access: Access::Guard });
+        let mut found = gitguard::pointers(&mut tree);
+        for hooks in gitguard::hooks_folders(&mut tree, env) {
+            if !gitguard::writable(&hooks, &tree.roots) {
+                continue;
+            }
+            // Missing: noted with the other missing guarded paths and swept after the run.
+            guards.push(format!("{}/**", hooks.display()));
+            found.push(hooks);
+        }
+        for path in found {
+            if path.symlink_metadata().is_ok() && !spec.mounts.iter().any(|m| m.path == path) {
+                spec.mounts.push(Mount { path, access: Access::Guard });
             }
         }
     }
@@ -208,7 +212,6 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     };
     spec.limits = limits(&grants.limits, timeout);
     spec.env = environment(grants, env);
-    let guards = grants.deny_write.clone();
     View { spec, notes, tree, guards }
 }
 
@@ -458,16 +461,6 @@ pub(crate) mod tests {
             std::fs::write(dir.join(f), "x").unwrap();
         }
         dir
-    }
-
-    #[test]
-    fn git_pointer_files_are_found_and_git_folders_are_not() {
-        let ws = plant("pointers", &[".git", "lib", "vendor/wt", "src/.git"], &["lib/.git", "vendor/wt/.git"]);
-        let mut tree = Tree::new(vec![ws.clone()]);
-        let mut found = git_pointers(&mut tree);
-        found.sort();
-        assert_eq!(found, vec![ws.join("lib/.git"), ws.join("vendor/wt/.git")]);
-        let _ = std::fs::remove_dir_all(&ws);
     }
 
     #[test]

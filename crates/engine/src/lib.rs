@@ -23,6 +23,7 @@ mod budget;
 mod confine;
 mod engine;
 mod environment;
+mod gitguard;
 mod layers;
 mod narrow;
 mod records;

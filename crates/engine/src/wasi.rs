@@ -95,9 +95,17 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
             }
         }
     }
-    // A `.git` file (a submodule's pointer to its git folder) is a guarded path like the rest.
+    // What git runs or reads its config from (`gitguard.rs`) is guarded like the rest.
+    let mut guards = grants.deny_write.clone();
     if grants.deny_write.iter().any(|p| p.contains("/.git/")) {
-        let pointers = confine::git_pointers(&mut tree);
+        let mut pointers = crate::gitguard::pointers(&mut tree);
+        for hooks in crate::gitguard::hooks_folders(&mut tree, env) {
+            if hooks.exists() {
+                pointers.push(hooks);
+            } else {
+                guards.push(format!("{}/**", hooks.display()));
+            }
+        }
         if let Some(p) = pointers.iter().find(|g| preopens.iter().any(|o| o.writable && g.starts_with(&o.host))) {
             return Err(RunError::Unenforceable(format!(
                 "`{}` must stay read-only, and the WASI backend cannot carve it out of a granted folder; \
@@ -108,7 +116,7 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
     }
     // Guarded paths missing now: whatever the tool makes there is moved aside after the run.
     let writable: Vec<PathBuf> = preopens.iter().filter(|p| p.writable).map(|p| p.host.clone()).collect();
-    let missing = if writable.is_empty() { Vec::new() } else { confine::missing_guarded(&grants.deny_write, &mut confine::Tree::new(writable)) };
+    let missing = if writable.is_empty() { Vec::new() } else { confine::missing_guarded(&guards, &mut confine::Tree::new(writable)) };
     let limits = confine::limits(&grants.limits, opts.timeout);
     let defaults = Limits::default();
     let call = Call {

@@ -322,6 +322,29 @@ pub fn cases() -> Vec<Case> {
                 if now == pointer { Ok(()) } else { Err(format!("lib/.git is now {now:?}")) }
             }))
         }),
+        // `core.hooksPath` moves the hooks git runs out of `.git/hooks`: to a folder of the
+        // workspace no policy pattern names.
+        case("guarded-hooks-path", |fx| {
+            fx.plant("ws/.git/config", "[core]\n\trepositoryformatversion = 0\n\thooksPath = tools/hooks\n", 0o644)
+                .map_err(|e| e.to_string())?;
+            fx.plant("ws/tools/hooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755).map_err(|e| e.to_string())?;
+            Ok(Attack::hidden(
+                "printf '#!/bin/sh\\necho pwned\\n' > $W/tools/hooks/pre-commit; \
+                 printf '#!/bin/sh\\necho pwned\\n' > $W/tools/hooks/post-checkout; chmod +x $W/tools/hooks/post-checkout; \
+                 mv $W/tools $W/tools-old; echo END",
+            )
+            .deny("fs.write", "{ws}/tools")
+            .check(|fx, out| {
+                reached(out, "END")?;
+                let hooks = fx.ws.join("tools/hooks");
+                let now = fs::read_to_string(hooks.join("pre-commit")).unwrap_or_default();
+                let planted = hooks.join("post-checkout").exists();
+                match (now == "#!/bin/sh\nexit 0\n", planted) {
+                    (true, false) => Ok(()),
+                    _ => Err(format!("pre-commit is now {now:?}; post-checkout planted: {planted}")),
+                }
+            }))
+        }),
         // Guarded paths that do not exist when the run starts: no mount covers them, so warden
         // removes what the command made there once it has ended. A `.git/commondir` sends the
         // host's next `git` to another folder's config (`core.fsmonitor` runs a program).
