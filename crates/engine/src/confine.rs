@@ -182,13 +182,13 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     let mut guards = grants.deny_write.clone();
     if grants.deny_write.iter().any(|p| p.contains("/.git/")) {
         let mut found = gitguard::pointers(&mut tree);
-        for hooks in gitguard::hooks_folders(&mut tree, env) {
-            if !gitguard::writable(&hooks, &tree.roots) {
+        for (path, folder) in gitguard::config_paths(&mut tree, env) {
+            if !gitguard::writable(&path, &tree.roots) {
                 continue;
             }
             // Missing: noted with the other missing guarded paths and swept after the run.
-            guards.push(format!("{}/**", hooks.display()));
-            found.push(hooks);
+            guards.push(if folder { format!("{}/**", path.display()) } else { path.display().to_string() });
+            found.push(path);
         }
         for path in found {
             if path.symlink_metadata().is_ok() && !spec.mounts.iter().any(|m| m.path == path) {

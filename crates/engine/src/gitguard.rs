@@ -7,8 +7,11 @@
 //! - `core.hooksPath` (in a repository's `.git/config`, or in the user's or the system's git
 //!   config) moves the hooks out of `.git/hooks`: to `.githooks/`, `.husky/_`, `tools/hooks/`,
 //!   relative to the repository's top when relative.
+//! - `include.path` in a repository's `.git/config` makes another file part of its config (a
+//!   committed `../.gitconfig` is a common way to share settings): it can set
+//!   `core.fsmonitor` like `.git/config` itself.
 //!
-//! Limits: `include` and `includeIf` in git config are not followed.
+//! Limits: includes are followed one level, from a repository's own config only.
 
 use std::path::{Path, PathBuf};
 
@@ -21,9 +24,12 @@ pub(crate) fn pointers(tree: &mut Tree) -> Vec<PathBuf> {
     repos.into_iter().map(|r| r.join(".git")).filter(|g| g.symlink_metadata().is_ok_and(|m| m.is_file())).collect()
 }
 
-/// The hooks folders `core.hooksPath` names for the repositories below the writable roots
-/// (existing or not): a repository's own setting, else the user's, else the system's.
-pub(crate) fn hooks_folders(tree: &mut Tree, env: &Environment) -> Vec<PathBuf> {
+/// What git reads beyond `.git/` for the repositories below the writable roots, existing or
+/// not: the hooks folder `core.hooksPath` names (a repository's own setting, else the user's,
+/// else the system's; relative to the repository's top) and the files a repository's config
+/// includes (`include.path`, `includeIf.*.path`; relative to `.git/`). Each with whether it is
+/// a folder.
+pub(crate) fn config_paths(tree: &mut Tree, env: &Environment) -> Vec<(PathBuf, bool)> {
     let repos: Vec<PathBuf> = tree.repos().iter().filter(|r| r.join(".git").is_dir()).cloned().collect();
     if repos.is_empty() {
         return Vec::new();
@@ -31,16 +37,36 @@ pub(crate) fn hooks_folders(tree: &mut Tree, env: &Environment) -> Vec<PathBuf> 
     let global = [env.config_home.join("git/config"), env.home.join(".gitconfig"), PathBuf::from("/etc/gitconfig")]
         .iter()
         .find_map(|p| std::fs::read_to_string(p).ok().as_deref().and_then(hooks_path));
-    let mut out = Vec::new();
+    let home = |v: &str| v.strip_prefix("~/").map(|rest| env.home.join(rest));
+    let mut out: Vec<(PathBuf, bool)> = Vec::new();
+    let mut add = |p: PathBuf, folder: bool| {
+        if !out.iter().any(|(q, _)| *q == p) {
+            out.push((p, folder));
+        }
+    };
     for repo in repos {
-        let own = std::fs::read_to_string(repo.join(".git/config")).ok().as_deref().and_then(hooks_path);
-        let Some(value) = own.or_else(|| global.clone()) else { continue };
-        let folder = match value.strip_prefix("~/") {
-            Some(rest) => env.home.join(rest),
-            None => repo.join(&value),
-        };
-        if !out.contains(&folder) {
-            out.push(folder);
+        let own = std::fs::read_to_string(repo.join(".git/config")).unwrap_or_default();
+        if let Some(value) = hooks_path(&own).or_else(|| global.clone()) {
+            add(home(&value).unwrap_or_else(|| repo.join(&value)), true);
+        }
+        for value in includes(&own) {
+            add(lexical(&home(&value).unwrap_or_else(|| repo.join(".git").join(&value))), false);
+        }
+    }
+    out
+}
+
+/// `p` with `.` and `..` resolved by name (`.git/..` is the repository's top: `.git` is a
+/// folder there, not a link).
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
         }
     }
     out
@@ -48,21 +74,34 @@ pub(crate) fn hooks_folders(tree: &mut Tree, env: &Environment) -> Vec<PathBuf> 
 
 /// The last `core.hooksPath` of a git config text.
 fn hooks_path(config: &str) -> Option<String> {
-    let mut core = false;
-    let mut found = None;
+    values(config, |section| section.eq_ignore_ascii_case("core"), "hookspath").pop()
+}
+
+/// The files a git config text includes (`[include]` and `[includeIf "..."]` `path`s).
+fn includes(config: &str) -> Vec<String> {
+    values(config, |s| s.eq_ignore_ascii_case("include") || s.eq_ignore_ascii_case("includeif"), "path")
+}
+
+/// The non-empty values of `key` (lowercase) in the sections `section` accepts, in order.
+fn values(config: &str, section: impl Fn(&str) -> bool, key: &str) -> Vec<String> {
+    let mut inside = false;
+    let mut found = Vec::new();
     for line in config.lines() {
         let line = line.trim();
         if let Some(rest) = line.strip_prefix('[') {
             let name = rest.split([']', ' ', '\t', '"']).next().unwrap_or_default();
-            core = name.eq_ignore_ascii_case("core");
+            inside = section(name);
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else { continue };
-        if core && key.trim().eq_ignore_ascii_case("hookspath") {
-            found = Some(value_of(value));
+        let Some((k, value)) = line.split_once('=') else { continue };
+        if inside && k.trim().eq_ignore_ascii_case(key) {
+            let v = value_of(value);
+            if !v.is_empty() {
+                found.push(v);
+            }
         }
     }
-    found.filter(|v| !v.is_empty())
+    found
 }
 
 /// A git config value: comments cut (`;`, `#` outside quotes), quotes removed.
@@ -105,6 +144,8 @@ mod tests {
         assert_eq!(hooks_path("[core]\nhooksPath = a\n[core]\nhookspath = b # later wins\n"), Some("b".into()));
         assert_eq!(hooks_path("[remote \"origin\"]\n\thooksPath = x\n[user]\n\tname = n\n"), None);
         assert_eq!(hooks_path("[core]\n\thooksPath =\n"), None);
+        let text = "[include]\n\tpath = ../.gitconfig\n[includeIf \"gitdir:~/work/\"]\n\tpath = ~/work.inc\n[core]\n\tpath = no\n";
+        assert_eq!(includes(text), vec!["../.gitconfig".to_string(), "~/work.inc".to_string()]);
     }
 
     #[test]
@@ -115,7 +156,7 @@ mod tests {
         for d in [ws.join(".git"), ws.join("sub/.git"), ws.join("plain"), home.join(".config")] {
             std::fs::create_dir_all(d).unwrap();
         }
-        std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = tools/hooks\n").unwrap();
+        std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = ../.gitconfig\n").unwrap();
         std::fs::write(ws.join("sub/.git/config"), "[core]\n\tbare = false\n").unwrap();
         std::fs::write(home.join(".gitconfig"), "[core]\n\thooksPath = .hooks\n").unwrap();
         let env = Environment {
@@ -129,9 +170,10 @@ mod tests {
             vars: Vec::new(),
         };
         let mut tree = Tree::new(vec![ws.clone()]);
-        let mut found = hooks_folders(&mut tree, &env);
+        let mut found = config_paths(&mut tree, &env);
         found.sort();
-        assert_eq!(found, vec![ws.join("sub/.hooks"), ws.join("tools/hooks")]);
+        let want = vec![(ws.join(".gitconfig"), false), (ws.join("sub/.hooks"), true), (ws.join("tools/hooks"), true)];
+        assert_eq!(found, want);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

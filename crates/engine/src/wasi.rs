@@ -99,11 +99,11 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
     let mut guards = grants.deny_write.clone();
     if grants.deny_write.iter().any(|p| p.contains("/.git/")) {
         let mut pointers = crate::gitguard::pointers(&mut tree);
-        for hooks in crate::gitguard::hooks_folders(&mut tree, env) {
-            if hooks.exists() {
-                pointers.push(hooks);
+        for (path, folder) in crate::gitguard::config_paths(&mut tree, env) {
+            if path.exists() {
+                pointers.push(path);
             } else {
-                guards.push(format!("{}/**", hooks.display()));
+                guards.push(if folder { format!("{}/**", path.display()) } else { path.display().to_string() });
             }
         }
         if let Some(p) = pointers.iter().find(|g| preopens.iter().any(|o| o.writable && g.starts_with(&o.host))) {

@@ -345,6 +345,19 @@ pub fn cases() -> Vec<Case> {
                 }
             }))
         }),
+        // `include.path` makes a committed file part of the repository's config.
+        case("guarded-config-include", |fx| {
+            fx.plant("ws/.git/config", "[core]\n\trepositoryformatversion = 0\n[include]\n\tpath = ../.gitconfig\n", 0o644)
+                .map_err(|e| e.to_string())?;
+            fx.plant("ws/.gitconfig", "[user]\n\tname = n\n", 0o644).map_err(|e| e.to_string())?;
+            Ok(Attack::hidden("printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> $W/.gitconfig; echo END")
+                .deny("fs.write", "{ws}/.gitconfig")
+                .check(|fx, out| {
+                    reached(out, "END")?;
+                    let now = fs::read_to_string(fx.ws.join(".gitconfig")).unwrap_or_default();
+                    if now == "[user]\n\tname = n\n" { Ok(()) } else { Err(format!(".gitconfig is now {now:?}")) }
+                }))
+        }),
         // Guarded paths that do not exist when the run starts: no mount covers them, so warden
         // removes what the command made there once it has ended. A `.git/commondir` sends the
         // host's next `git` to another folder's config (`core.fsmonitor` runs a program).
