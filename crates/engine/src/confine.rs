@@ -219,10 +219,11 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
 /// before the command starts, so that what it makes there can be moved aside after it.
 pub(crate) fn missing_guarded(patterns: &[String], tree: &mut Tree) -> Vec<sweep::Missing> {
     let mut seen = sweep::Seen::default();
+    let mut noted = std::collections::HashSet::new();
     let mut missing = Vec::new();
     for pattern in patterns {
         for m in sweep::candidates(pattern, &shape(pattern), tree, &mut seen) {
-            if !missing.contains(&m) {
+            if noted.insert(m.clone()) {
                 missing.push(m);
             }
         }

@@ -11,7 +11,8 @@
 //!   committed `../.gitconfig` is a common way to share settings): it can set
 //!   `core.fsmonitor` like `.git/config` itself.
 //!
-//! Limits: includes are followed one level, from a repository's own config only.
+//! Limits: includes are followed one level, from a repository's own config only; only the
+//! shallowest repositories' configs are read (`sweep::MAX_REPOS`).
 
 use std::path::{Path, PathBuf};
 
@@ -30,7 +31,8 @@ pub(crate) fn pointers(tree: &mut Tree) -> Vec<PathBuf> {
 /// includes (`include.path`, `includeIf.*.path`; relative to `.git/`). Each with whether it is
 /// a folder.
 pub(crate) fn config_paths(tree: &mut Tree, env: &Environment) -> Vec<(PathBuf, bool)> {
-    let repos: Vec<PathBuf> = tree.repos().iter().filter(|r| r.join(".git").is_dir()).cloned().collect();
+    // The shallowest repositories (the walk is breadth-first): each costs a config read.
+    let repos: Vec<PathBuf> = tree.repos().iter().take(crate::sweep::MAX_REPOS + 1).filter(|r| r.join(".git").is_dir()).cloned().collect();
     if repos.is_empty() {
         return Vec::new();
     }

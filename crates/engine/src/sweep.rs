@@ -25,12 +25,14 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use crate::confine::{Shape, Tree};
 
 /// A guarded path missing when the run began.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Missing {
     /// The writable folder it is below (a grant, or a folder of one).
     pub root: PathBuf,
     /// The names from `root` down to the path.
     pub names: Vec<PathBuf>,
+    /// How many of `names` were there (folders) when it was noted: the next one was missing.
+    pub there: usize,
 }
 
 #[cfg(test)]
@@ -44,16 +46,16 @@ impl Missing {
 /// What `lstat` found on the way, remembered across the paths of one view (they share
 /// folders: `.claude/settings.json` and `.claude/hooks`).
 #[derive(Default)]
-pub(crate) struct Seen(Vec<(PathBuf, Option<bool>)>);
+pub(crate) struct Seen(std::collections::HashMap<PathBuf, Option<bool>>);
 
 impl Seen {
     /// `Some(true)`: a folder; `Some(false)`: something else; `None`: nothing there.
     fn kind(&mut self, p: &Path) -> Option<bool> {
-        if let Some((_, k)) = self.0.iter().find(|(q, _)| q == p) {
+        if let Some(k) = self.0.get(p) {
             return *k;
         }
         let k = p.symlink_metadata().ok().map(|m| m.file_type().is_dir());
-        self.0.push((p.to_path_buf(), k));
+        self.0.insert(p.to_path_buf(), k);
         k
     }
 }
@@ -76,11 +78,11 @@ pub(crate) fn missing(root: &Path, path: &Path, seen: &mut Seen, tree: &Tree) ->
         at.push(name);
         // The walk of the writable roots, when there is one, answers without a system call.
         if tree.walked_absent(&at) {
-            return Some(Missing { root: root.to_path_buf(), names });
+            return Some(Missing { root: root.to_path_buf(), names, there: i });
         }
         match seen.kind(&at) {
             Some(true) if i + 1 < names.len() => {}
-            None => return Some(Missing { root: root.to_path_buf(), names }),
+            None => return Some(Missing { root: root.to_path_buf(), names, there: i }),
             // The path itself exists, or a file or link is on the way.
             Some(_) => return None,
         }
@@ -121,8 +123,10 @@ pub(crate) fn candidates(pattern: &str, shaped: &Shape, tree: &mut Tree, seen: &
             }
             tree.repos();
             let roots = tree.roots();
+            // The shallowest repositories first (the walk is breadth-first), at most MAX_REPOS.
             let repos = tree.known_repos();
-            let anchors = roots.iter().chain(repos.iter().filter(|d| !roots.contains(d))).filter(|a| a.starts_with(prefix));
+            let nested = repos.iter().filter(|d| !roots.contains(d)).take(MAX_REPOS);
+            let anchors = roots.iter().chain(nested).filter(|a| a.starts_with(prefix));
             for anchor in anchors {
                 let Some(root) = roots.iter().find(|r| anchor.starts_with(r)) else { continue };
                 let mut base = anchor.clone();
@@ -149,6 +153,10 @@ pub(crate) fn candidates(pattern: &str, shaped: &Shape, tree: &mut Tree, seen: &
     out
 }
 
+/// At most this many repositories below the writable roots get their own missing paths noted
+/// (each adds about as many as the policy has `**/NAME` guards).
+pub(crate) const MAX_REPOS: usize = 8;
+
 /// What a swept path is renamed to: beside it, under a name no tool reads.
 const QUARANTINE: &str = ".warden-quarantined";
 
@@ -159,6 +167,9 @@ pub(crate) fn sweep(missing: &[Missing]) -> (Vec<(PathBuf, PathBuf)>, Vec<PathBu
     // The paths share a few roots: each is opened and listed once, and a path whose first
     // name is not in its root's listing (most) needs nothing more.
     let mut roots: Vec<(&Path, Option<(OwnedFd, Vec<Vec<u8>>)>)> = Vec::new();
+    // A probe follows the folders that were there; a link put in place of one is found by the
+    // careful walk below when the probe sees something through it, and is harmless otherwise.
+    let mut probed: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
     for m in missing {
         let Some(first) = m.names.first() else { continue };
         let i = match roots.iter().position(|(r, _)| *r == m.root.as_path()) {
@@ -173,6 +184,14 @@ pub(crate) fn sweep(missing: &[Missing]) -> (Vec<(PathBuf, PathBuf)>, Vec<PathBu
         let Some((fd, names)) = roots.get(i).and_then(|(_, l)| l.as_ref()) else { continue };
         if !names.iter().any(|n| n.as_slice() == first.as_os_str().as_bytes()) {
             continue;
+        }
+        // Below the root, the first name that was missing: still missing (most), nothing more.
+        if m.there > 0 {
+            let probe = m.names.iter().take(m.there + 1).fold(m.root.clone(), |p, n| p.join(n));
+            let made = *probed.entry(probe).or_insert_with_key(|p| p.symlink_metadata().is_ok());
+            if !made {
+                continue;
+            }
         }
         match sweep_one(fd, m) {
             Ok(Some(pair)) => moved.push(pair),
