@@ -179,23 +179,15 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     }
     // What git runs or takes its config from, wherever the workspace keeps it: guarded with
     // the policy's git patterns (`gitguard.rs`).
-    let mut guards = grants.deny_write.clone();
-    if grants.deny_write.iter().any(|p| p.contains("/.git/")) {
-        let mut found = gitguard::pointers(&mut tree);
-        for (path, folder) in gitguard::config_paths(&mut tree, env) {
-            if !gitguard::writable(&path, &tree.roots) {
-                continue;
-            }
-            // Missing: noted with the other missing guarded paths and swept after the run.
-            guards.push(if folder { format!("{}/**", path.display()) } else { path.display().to_string() });
-            found.push(path);
-        }
-        for path in found {
-            if path.symlink_metadata().is_ok() && !spec.mounts.iter().any(|m| m.path == path) {
-                spec.mounts.push(Mount { path, access: Access::Guard });
-            }
+    // Missing ones are noted with the policy's missing guarded paths and swept after the run.
+    let (present, missing) = gitguard::guards(&mut tree, env, &grants.deny_write);
+    for path in present {
+        if !spec.mounts.iter().any(|m| m.path == path) {
+            spec.mounts.push(Mount { path, access: Access::Guard });
         }
     }
+    let mut guards = grants.deny_write.clone();
+    guards.extend(missing);
     if tree.cut {
         notes.push(format!("more than {WALK_LIMIT} files in the writable grants: `**` denials were only partly applied"));
     }

@@ -19,8 +19,30 @@ use std::path::{Path, PathBuf};
 use crate::Environment;
 use crate::confine::Tree;
 
+/// What a run guards beyond the policy's patterns when they guard git's files (one of them has
+/// `/.git/` in it): the paths below `tree`'s roots that exist (to cover), and patterns for the
+/// ones that do not yet (to note and sweep, with the policy's own).
+pub(crate) fn guards(tree: &mut Tree, env: &Environment, deny_write: &[String]) -> (Vec<PathBuf>, Vec<String>) {
+    let (mut present, mut patterns) = (Vec::new(), Vec::new());
+    if !deny_write.iter().any(|p| p.contains("/.git/")) {
+        return (present, patterns);
+    }
+    present.extend(pointers(tree));
+    for (path, folder) in config_paths(tree, env) {
+        if !below(&path, tree.roots()) {
+            continue;
+        }
+        if path.symlink_metadata().is_ok() {
+            present.push(path);
+        } else {
+            patterns.push(if folder { format!("{}/**", path.display()) } else { path.display().to_string() });
+        }
+    }
+    (present, patterns)
+}
+
 /// The `.git` files below the writable roots (a submodule's, a linked worktree's).
-pub(crate) fn pointers(tree: &mut Tree) -> Vec<PathBuf> {
+fn pointers(tree: &mut Tree) -> Vec<PathBuf> {
     let repos = tree.repos().to_vec();
     repos.into_iter().map(|r| r.join(".git")).filter(|g| g.symlink_metadata().is_ok_and(|m| m.is_file())).collect()
 }
@@ -30,7 +52,7 @@ pub(crate) fn pointers(tree: &mut Tree) -> Vec<PathBuf> {
 /// else the system's; relative to the repository's top) and the files a repository's config
 /// includes (`include.path`, `includeIf.*.path`; relative to `.git/`). Each with whether it is
 /// a folder.
-pub(crate) fn config_paths(tree: &mut Tree, env: &Environment) -> Vec<(PathBuf, bool)> {
+fn config_paths(tree: &mut Tree, env: &Environment) -> Vec<(PathBuf, bool)> {
     // The shallowest repositories (the walk is breadth-first): each costs a config read.
     let repos: Vec<PathBuf> = tree.repos().iter().take(crate::sweep::MAX_REPOS + 1).filter(|r| r.join(".git").is_dir()).cloned().collect();
     if repos.is_empty() {
@@ -120,8 +142,8 @@ fn value_of(raw: &str) -> String {
     out.trim().to_string()
 }
 
-/// Whether `p` is below one of `roots` (the writable grants).
-pub(crate) fn writable(p: &Path, roots: &[PathBuf]) -> bool {
+/// Whether `p` is below one of `roots`.
+fn below(p: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| p.starts_with(r) && p != r.as_path())
 }
 

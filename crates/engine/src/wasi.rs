@@ -96,24 +96,16 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
         }
     }
     // What git runs or reads its config from (`gitguard.rs`) is guarded like the rest.
-    let mut guards = grants.deny_write.clone();
-    if grants.deny_write.iter().any(|p| p.contains("/.git/")) {
-        let mut pointers = crate::gitguard::pointers(&mut tree);
-        for (path, folder) in crate::gitguard::config_paths(&mut tree, env) {
-            if path.exists() {
-                pointers.push(path);
-            } else {
-                guards.push(if folder { format!("{}/**", path.display()) } else { path.display().to_string() });
-            }
-        }
-        if let Some(p) = pointers.iter().find(|g| preopens.iter().any(|o| o.writable && g.starts_with(&o.host))) {
-            return Err(RunError::Unenforceable(format!(
-                "`{}` must stay read-only, and the WASI backend cannot carve it out of a granted folder; \
-                 run natively or narrow the grant",
-                p.display()
-            )));
-        }
+    let (present, missing) = crate::gitguard::guards(&mut tree, env, &grants.deny_write);
+    if let Some(p) = present.iter().find(|g| preopens.iter().any(|o| o.writable && g.starts_with(&o.host))) {
+        return Err(RunError::Unenforceable(format!(
+            "`{}` must stay read-only, and the WASI backend cannot carve it out of a granted folder; \
+             run natively or narrow the grant",
+            p.display()
+        )));
     }
+    let mut guards = grants.deny_write.clone();
+    guards.extend(missing);
     // Guarded paths missing now: whatever the tool makes there is moved aside after the run.
     let writable: Vec<PathBuf> = preopens.iter().filter(|p| p.writable).map(|p| p.host.clone()).collect();
     let missing = if writable.is_empty() { Vec::new() } else { confine::missing_guarded(&guards, &mut confine::Tree::new(writable)) };
