@@ -252,6 +252,12 @@ impl Tree {
         self.walk.get_or_insert_with(Walk::default)
     }
 
+    /// The walk (taken now if it was not yet), moved out of the tree, and whether it was cut.
+    pub(crate) fn take_walk(&mut self) -> (Walk, bool) {
+        self.walk();
+        (self.walk.take().unwrap_or_default(), self.cut)
+    }
+
     /// The writable roots.
     pub(crate) fn roots(&self) -> &[PathBuf] {
         &self.roots

@@ -24,7 +24,7 @@ use crate::confine::Tree;
 /// ones that do not yet (to note and sweep, with the policy's own).
 pub(crate) fn guards(tree: &mut Tree, env: &Environment, deny_write: &[String]) -> (Vec<PathBuf>, Vec<String>) {
     let (mut present, mut patterns) = (Vec::new(), Vec::new());
-    if !deny_write.iter().any(|p| p.contains("/.git/")) {
+    if !guards_git(deny_write) {
         return (present, patterns);
     }
     present.extend(pointers(tree));
@@ -39,6 +39,11 @@ pub(crate) fn guards(tree: &mut Tree, env: &Environment, deny_write: &[String]) 
         }
     }
     (present, patterns)
+}
+
+/// Whether the policy guards git's files: one of its guarded patterns has `/.git/` in it.
+pub(crate) fn guards_git(deny_write: &[String]) -> bool {
+    deny_write.iter().any(|p| p.contains("/.git/"))
 }
 
 /// The `.git` files below the writable roots (a submodule's, a linked worktree's).
@@ -107,7 +112,7 @@ fn includes(config: &str) -> Vec<String> {
 }
 
 /// The non-empty values of `key` (lowercase) in the sections `section` accepts, in order.
-fn values(config: &str, section: impl Fn(&str) -> bool, key: &str) -> Vec<String> {
+pub(crate) fn values(config: &str, section: impl Fn(&str) -> bool, key: &str) -> Vec<String> {
     let mut inside = false;
     let mut found = Vec::new();
     for line in config.lines() {

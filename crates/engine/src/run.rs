@@ -178,14 +178,19 @@ impl Engine {
             let confine::View { spec, notes, mut tree, guards } = self.view(explanation, job, env, opts);
             // The guarded paths still missing are noted in the gate, just before the command
             // starts (while its sandbox is built), and swept after it.
-            let mut missing = Vec::new();
+            // So are the git folders there are, to find the ones the command makes.
+            let (mut missing, mut repos) = (Vec::new(), None);
             let mut noting = || {
                 missing = confine::missing_guarded(&guards, &mut tree);
+                repos = crate::newrepo::before(&mut tree, &guards);
                 gate()
             };
             let mut run = warden_sandbox::run_gated(&spec, &mut noting)?;
             run.sandbox.notes.extend(notes);
             swept(&mut run, &missing);
+            if let Some(before) = &repos {
+                crate::newrepo::report(&mut run, before, env);
+            }
             run
         };
         let ws = std::path::Path::new(&self.context().workspace);

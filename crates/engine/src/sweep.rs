@@ -204,6 +204,19 @@ pub(crate) fn sweep(missing: &[Missing]) -> (Vec<(PathBuf, PathBuf)>, Vec<PathBu
     (moved, left)
 }
 
+/// Renames what is at `rel` below `root` aside as [`sweep`] does (each folder below `root`
+/// opened without following a link; a link on the way is what is moved). `None` when nothing
+/// is there or it could not be moved.
+pub(crate) fn move_aside(root: &Path, rel: &Path) -> Option<(PathBuf, PathBuf)> {
+    let names = rel.components().map(|c| match c {
+        Component::Normal(n) => Some(PathBuf::from(n)),
+        _ => None,
+    });
+    let names = names.collect::<Option<Vec<PathBuf>>>().filter(|n| !n.is_empty())?;
+    let fd = rustix::fs::openat(rustix::fs::CWD, root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    sweep_one(&fd, &Missing { root: root.to_path_buf(), names, there: 0 }).ok().flatten()
+}
+
 /// `root` opened (links in its own path followed, as the mount showed it) and the names in it.
 fn listed(root: &Path) -> Option<(OwnedFd, Vec<Vec<u8>>)> {
     let fd = rustix::fs::openat(rustix::fs::CWD, root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;

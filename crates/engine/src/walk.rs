@@ -3,7 +3,8 @@
 //! text buffer with an index by name. `confine` matches the denial patterns against it.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 
@@ -17,12 +18,45 @@ pub(crate) struct Walk {
     /// By hash of the name: the last entry with that hash; `prev` chains to the ones before.
     last: HashMap<u64, usize>,
     prev: Vec<Option<usize>>,
+    /// Every folder listed (the roots too): where its path is in `text`, and its stamp.
+    folders: Vec<(usize, usize, Stamp)>,
+    /// The wall clock when the walk began.
+    started: Time,
+    /// The folders left out because their names are not UTF-8 (with everything beneath).
+    opaque: Vec<PathBuf>,
+}
+
+/// Seconds and nanoseconds of the wall clock.
+pub(crate) type Time = (i64, i64);
+
+/// What tells a folder changed: its inode, and its ctime (which every entry made, removed or
+/// renamed in it moves, and which no program can set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    pub ino: u64,
+    pub ctime: Time,
+}
+
+impl Stamp {
+    fn of(st: &rustix::fs::Stat) -> Stamp {
+        #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+        let ctime = (st.st_ctime as i64, st.st_ctime_nsec as i64);
+        Stamp { ino: st.st_ino, ctime }
+    }
+
+    /// The stamp of the folder at `path` now (a link is not followed: then it is no folder).
+    pub(crate) fn now(path: &str) -> Option<Stamp> {
+        let st = rustix::fs::statat(rustix::fs::CWD, path, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (FileType::from_raw_mode(st.st_mode) == FileType::Directory).then(|| Stamp::of(&st))
+    }
 }
 
 impl Walk {
     /// The entries beneath `roots`, at most `limit`; whether there were more.
     pub(crate) fn new(roots: &[PathBuf], limit: usize) -> (Walk, bool) {
-        let mut w = Walk::default();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let started = (i64::try_from(now.as_secs()).unwrap_or(i64::MAX), i64::from(now.subsec_nanos()));
+        let mut w = Walk { started, ..Walk::default() };
         // The folders of one depth, as ranges of `text`, and whether each is a root (not an
         // entry itself). A root is opened through symlinks, as the mount shows it; a folder
         // found by the walk is not: if it became a symlink since it was listed, it is skipped.
@@ -46,6 +80,11 @@ impl Walk {
             list_all(&dirs, &mut listings, limit - w.spans.len() + 1);
             let mut next = Vec::new();
             for (&(start, end, _), listing) in level.iter().zip(&listings) {
+                if let Some(stamp) = listing.stamp {
+                    w.folders.push((start, end, stamp));
+                }
+                let parent = Path::new(w.text.get(start..end).unwrap_or_default());
+                w.opaque.extend(listing.opaque.iter().map(|name| parent.join(name)));
                 for &(from, to, dir) in &listing.entries {
                     if w.spans.len() >= limit {
                         return (w, true);
@@ -69,6 +108,33 @@ impl Walk {
             level = next;
         }
         (w, false)
+    }
+
+    /// Every folder listed, the roots first, with its stamp then.
+    pub(crate) fn folders(&self) -> impl Iterator<Item = (&str, Stamp)> {
+        self.folders.iter().map(|&(s, e, stamp)| (self.text.get(s..e).unwrap_or_default(), stamp))
+    }
+
+    /// The folders left out because their names are not UTF-8.
+    pub(crate) fn opaque(&self) -> &[PathBuf] {
+        &self.opaque
+    }
+
+    /// When the walk began.
+    pub(crate) fn started(&self) -> Time {
+        self.started
+    }
+
+    /// Takes the walk as begun `secs` later (tests: every folder's stamp is then trusted).
+    #[cfg(test)]
+    pub(crate) fn later(&mut self, secs: i64) {
+        self.started.0 += secs;
+    }
+
+    /// Whether the walk found `path`.
+    pub(crate) fn has(&self, path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or_default();
+        self.named(name).into_iter().any(|i| self.path(i) == path)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -115,6 +181,10 @@ const PARALLEL_FOLDERS: usize = 32;
 struct Listing {
     names: String,
     entries: Vec<(usize, usize, bool)>,
+    /// The folder's stamp, when it could be opened.
+    stamp: Option<Stamp>,
+    /// The names of its folders that are not UTF-8.
+    opaque: Vec<std::ffi::OsString>,
 }
 
 /// Lists `dirs` into `out` (one listing each, same order): the second half on a thread of its
@@ -164,6 +234,8 @@ fn list_some(dirs: &[(&str, bool)], out: &mut [Listing], budget: usize, buf: &mu
 fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>], out: &mut Listing) {
     out.names.clear();
     out.entries.clear();
+    out.opaque.clear();
+    out.stamp = None;
     if cap == 0 {
         return;
     }
@@ -172,12 +244,9 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
         flags |= OFlags::NOFOLLOW;
     }
     let Ok(fd) = rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()) else { return };
+    out.stamp = rustix::fs::fstat(&fd).ok().map(|st| Stamp::of(&st));
     let mut entries = RawDir::new(&fd, buf);
     while let Some(Ok(entry)) = entries.next() {
-        let Ok(name) = entry.file_name().to_str() else { continue };
-        if name == "." || name == ".." {
-            continue;
-        }
         let dir = match entry.file_type() {
             FileType::Directory => true,
             // No type from the file system: ask it (without following a symlink).
@@ -185,6 +254,15 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
                 .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
             _ => false,
         };
+        let Ok(name) = entry.file_name().to_str() else {
+            if dir {
+                out.opaque.push(std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_os_string());
+            }
+            continue;
+        };
+        if name == "." || name == ".." {
+            continue;
+        }
         let from = out.names.len();
         out.names.push_str(name);
         out.entries.push((from, out.names.len(), dir));

@@ -108,7 +108,10 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
     guards.extend(missing);
     // Guarded paths missing now: whatever the tool makes there is moved aside after the run.
     let writable: Vec<PathBuf> = preopens.iter().filter(|p| p.writable).map(|p| p.host.clone()).collect();
-    let missing = if writable.is_empty() { Vec::new() } else { confine::missing_guarded(&guards, &mut confine::Tree::new(writable)) };
+    let mut tree = confine::Tree::new(writable);
+    let missing = confine::missing_guarded(&guards, &mut tree);
+    // And the git folders there are, to find the ones it makes (`newrepo.rs`).
+    let repos = crate::newrepo::before(&mut tree, &guards);
     let limits = confine::limits(&grants.limits, opts.timeout);
     let defaults = Limits::default();
     let call = Call {
@@ -131,5 +134,8 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
     };
     let mut run = client(env).run(&call).map_err(|e| RunError::Unenforceable(e.to_string()))?;
     crate::run::swept(&mut run, &missing);
+    if let Some(before) = &repos {
+        crate::newrepo::report(&mut run, before, env);
+    }
     Ok(run)
 }

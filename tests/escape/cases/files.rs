@@ -381,6 +381,34 @@ pub fn cases() -> Vec<Case> {
                 }
             }))
         }),
+        // A repository the command makes is its own: no mount covers its config or hooks, and
+        // the host's next `git status` runs them once `git add` records it (or as soon as an
+        // editor's git view looks into it). So is a folder a new `.git` file names, and one git
+        // takes for a bare repository. A clean new repository must stay as it is.
+        case("guarded-new-repository", |_| {
+            Ok(Attack::hidden(
+                "sleep 0.3; for r in sub/.git clean/.git bare.git; do mkdir -p $W/$r/objects $W/$r/refs/heads $W/$r/hooks; \
+                 echo 'ref: refs/heads/main' > $W/$r/HEAD; printf '[core]\\n\\trepositoryformatversion = 0\\n' > $W/$r/config; done; \
+                 printf '[core] fsmonitor = touch /tmp/pwned\\n' >> $W/sub/.git/config; \
+                 printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > $W/sub/.git/hooks/post-checkout; chmod +x $W/sub/.git/hooks/post-checkout; \
+                 printf '[core]\\n\\tsshCommand = touch /tmp/pwned\\n' >> $W/bare.git/config; \
+                 mkdir -p $W/fake $W/vendored; printf '[include]\\n\\tpath = ../x\\n' > $W/fake/config; \
+                 echo 'gitdir: ../fake' > $W/vendored/.git; echo END",
+            )
+            .deny("fs.write", "{ws}/")
+            .check(|fx, out| {
+                reached(out, "END")?;
+                let unsafe_left: Vec<&str> = ["sub/.git/config", "sub/.git/hooks/post-checkout", "bare.git/config", "fake/config"]
+                    .into_iter()
+                    .filter(|p| fx.ws.join(p).symlink_metadata().is_ok())
+                    .collect();
+                let kept = fx.ws.join("sub/.git/config.warden-quarantined").is_file() && fx.ws.join("clean/.git/config").is_file();
+                match (unsafe_left.is_empty(), kept) {
+                    (true, true) => Ok(()),
+                    _ => Err(format!("left where git reads it: {unsafe_left:?}; the rest kept: {kept}")),
+                }
+            }))
+        }),
         mutation!(
             hidden "guarded-via-symlink",
             "ln -s $W/.git/hooks $W/hooks-link; echo pwned > $W/hooks-link/pre-commit; ln -s $W/.git/config $W/cfg; echo pwned >> $W/cfg",

@@ -71,6 +71,23 @@ fn wasi_grep_prints_what_gnu_grep_prints() {
     assert_eq!(ours.len(), 3);
 }
 
+/// Under each backend, writes an empty file at `path` (relative to `ws`), and checks that
+/// warden moved `moved` (the file, or what it made a path to) aside after the run.
+fn made_empty_and_moved_aside(ws: &std::path::Path, path: &str, moved: &str) {
+    for backend in ["wasi", "native"] {
+        let argv: &[&str] = if backend == "wasi" { &["write", path] } else { &["cp", "/dev/null", path] };
+        let mut args = vec!["--backend", backend, "--"];
+        args.extend_from_slice(argv);
+        let (v, _) = run_json(ws, &args);
+        assert_eq!(v["ran"], true, "{backend}: {v}");
+        let target = ws.join(moved).to_string_lossy().into_owned();
+        let denials = v["denials"].as_array().cloned().unwrap_or_default();
+        assert!(denials.iter().any(|d| d["source"] == "sweep" && d["target"] == target.as_str()), "{backend}: {v}");
+        assert!(!ws.join(moved).exists(), "{backend}");
+        std::fs::remove_file(ws.join(format!("{moved}.warden-quarantined"))).unwrap();
+    }
+}
+
 #[test]
 fn a_guarded_path_made_through_a_link_is_moved_aside_after_the_run() {
     // `lk/settings.json` names no guarded path, so the decision allows it; through the link it
@@ -78,19 +95,16 @@ fn a_guarded_path_made_through_a_link_is_moved_aside_after_the_run() {
     let ws = tempdir("run-sweep");
     std::fs::create_dir_all(ws.join(".claude")).unwrap();
     std::os::unix::fs::symlink(".claude", ws.join("lk")).unwrap();
-    for backend in ["wasi", "native"] {
-        let argv: &[&str] = if backend == "wasi" { &["write", "lk/settings.json"] } else { &["cp", "/dev/null", "lk/settings.json"] };
-        let mut args = vec!["--backend", backend, "--"];
-        args.extend_from_slice(argv);
-        let (v, _) = run_json(&ws, &args);
-        assert_eq!(v["ran"], true, "{backend}: {v}");
-        let swept = ws.join(".claude/settings.json").to_string_lossy().into_owned();
-        let denials = v["denials"].as_array().cloned().unwrap_or_default();
-        assert!(denials.iter().any(|d| d["source"] == "sweep" && d["target"] == swept.as_str()), "{backend}: {v}");
-        assert!(!ws.join(".claude/settings.json").exists(), "{backend}");
-        assert!(ws.join(".claude/settings.json.warden-quarantined").exists(), "{backend}");
-        std::fs::remove_file(ws.join(".claude/settings.json.warden-quarantined")).unwrap();
-    }
+    made_empty_and_moved_aside(&ws, "lk/settings.json", ".claude/settings.json");
+}
+
+#[test]
+fn a_repository_the_command_makes_is_read_after_the_run() {
+    // A `.git` the command makes is not covered by any mount: after the run, warden reads it
+    // as git would. An empty `.git` file is one git cannot read: it is moved aside.
+    let ws = tempdir("run-newrepo");
+    std::fs::create_dir_all(ws.join("vendored")).unwrap();
+    made_empty_and_moved_aside(&ws, "vendored/.git", "vendored/.git");
 }
 
 #[test]
