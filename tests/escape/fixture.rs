@@ -145,7 +145,7 @@ impl Fixture {
              deny fs read \"{rd}/secret.txt\", \"${{workspace}}/.env\", \"/etc/shadow\"\n\
              deny fs write \"${{workspace}}/.git/hooks/**\", \"${{workspace}}/.git/config\", \"${{workspace}}/.warden/**\", \
              \"**/.git/modules/**/config\", \"**/.git/modules/**/hooks/**\", \"**/.git/commondir\", \"**/.claude/settings.json\", \
-             \"**/.mcp.json\"\n"
+             \"**/.mcp.json\", \"**/.hg/hgrc\"\n"
         )
     }
 

@@ -358,6 +358,21 @@ pub fn cases() -> Vec<Case> {
                     if now == "[user]\n\tname = n\n" { Ok(()) } else { Err(format!(".gitconfig is now {now:?}")) }
                 }))
         }),
+        // Mercurial's per-repository config: `[hooks]` and `[extensions]` run on the host's
+        // next `hg` command.
+        case("guarded-hgrc", |fx| {
+            fx.plant("ws/.hg/hgrc", "[ui]\nusername = u\n", 0o644).map_err(|e| e.to_string())?;
+            Ok(Attack::hidden(
+                "printf '[hooks]\\npre-commit = touch /tmp/pwned\\n' >> $W/.hg/hgrc; \
+                 printf '[extensions]\\nevil = /tmp/evil.py\\n' > $W/.hg/hgrc.new; mv -f $W/.hg/hgrc.new $W/.hg/hgrc; echo END",
+            )
+            .deny("fs.write", "{ws}/.hg")
+            .check(|fx, out| {
+                reached(out, "END")?;
+                let now = fs::read_to_string(fx.ws.join(".hg/hgrc")).unwrap_or_default();
+                if now == "[ui]\nusername = u\n" { Ok(()) } else { Err(format!(".hg/hgrc is now {now:?}")) }
+            }))
+        }),
         // Guarded paths that do not exist when the run starts: no mount covers them, so warden
         // removes what the command made there once it has ended. A `.git/commondir` sends the
         // host's next `git` to another folder's config (`core.fsmonitor` runs a program).
