@@ -102,7 +102,7 @@ fn lexical(p: &Path) -> PathBuf {
 }
 
 /// The last `core.hooksPath` of a git config text.
-fn hooks_path(config: &str) -> Option<String> {
+pub(crate) fn hooks_path(config: &str) -> Option<String> {
     values(config, |section| section.eq_ignore_ascii_case("core"), "hookspath").pop()
 }
 

@@ -76,7 +76,7 @@ fn gitdirs(walk: &Walk) -> Vec<PathBuf> {
 }
 
 /// The git folders at and below `roots` (as [`gitdirs`] finds them in a walk), by a plain
-/// walk that takes any name, links not followed; at most [`WALK_LIMIT`] entries, and whether
+/// walk that takes any name, links not followed; at most [`FRESH_LIMIT`] entries, and whether
 /// there were more.
 fn gitdirs_below(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
     let mut out = Vec::new();
@@ -87,7 +87,7 @@ fn gitdirs_below(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
         let mut names = HashSet::new();
         for entry in entries.filter_map(Result::ok) {
             count += 1;
-            if count > WALK_LIMIT {
+            if count > FRESH_LIMIT {
                 return (out, true);
             }
             let (name, folder) = (entry.file_name(), entry.file_type().is_ok_and(|t| t.is_dir()));
@@ -97,7 +97,7 @@ fn gitdirs_below(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
             if folder {
                 queue.push_back(entry.path());
             }
-            names.insert((name, folder));
+            names.insert(name);
         }
         if shaped(&dir, &names) {
             out.push(dir);
@@ -106,12 +106,17 @@ fn gitdirs_below(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
     (out, false)
 }
 
-/// Whether a folder holding `names` (each with whether it is a folder) is one git takes for a
-/// repository's own, other than a `.git` (see [`gitdirs`]).
-fn shaped(dir: &Path, names: &HashSet<(std::ffi::OsString, bool)>) -> bool {
-    let has = |name: &str, folder: bool| names.contains(&(name.into(), folder));
-    dir.file_name().is_none_or(|n| n != ".git") && has("HEAD", false) && ((has("objects", true) && has("refs", true)) || has("commondir", false))
+/// Whether a folder holding `names` is one git takes for a repository's own, other than a
+/// `.git` (see [`gitdirs`]). Of any kind: git follows a link named `objects`.
+fn shaped(dir: &Path, names: &HashSet<std::ffi::OsString>) -> bool {
+    let has = |name: &str| names.contains(std::ffi::OsStr::new(name));
+    dir.file_name().is_none_or(|n| n != ".git") && has("HEAD") && ((has("objects") && has("refs")) || has("commondir"))
 }
+
+/// The most entries walked after the run, in folders that are new (or, when the walk before
+/// was cut, in all). Far more than the walk before keeps: only names are looked at, and making
+/// the folders took the command longer than listing them takes here.
+const FRESH_LIMIT: usize = 1_000_000;
 
 /// A folder changed less than this before the walk began is listed again after the run
 /// whatever its stamp says: a file system may keep ctime at the clock's tick (4 ms at
@@ -150,7 +155,7 @@ fn made(before: &Before) -> (Vec<PathBuf>, HashSet<PathBuf>, bool) {
             if folder && !path.to_str().is_some_and(|p| before.walk.has(p)) {
                 fresh.push(path);
             }
-            names.insert((name, folder));
+            names.insert(name);
         }
         if shaped(Path::new(dir), &names) {
             found.push(PathBuf::from(dir));
@@ -164,6 +169,14 @@ fn made(before: &Before) -> (Vec<PathBuf>, HashSet<PathBuf>, bool) {
         found.extend(below);
         found.extend(fresh.iter().filter(|f| replaced.contains(*f) && before.gitdirs.contains(*f)).cloned());
     }
+    // Past the first walk's limit, no folder was stamped: every git folder there is walked for,
+    // and one not known is taken as made when one of the files git reads in it changed
+    // during the run.
+    if before.walk_cut {
+        let (all, c) = gitdirs_below(&before.roots);
+        cut |= c;
+        found.extend(all.into_iter().filter(|g| !before.gitdirs.contains(g) && touched(g, settled)));
+    }
     found.retain(|g| !before.gitdirs.contains(g) || replaced.contains(g));
     found.sort();
     found.dedup();
@@ -171,15 +184,55 @@ fn made(before: &Before) -> (Vec<PathBuf>, HashSet<PathBuf>, bool) {
     (found, replaced, cut)
 }
 
+/// Whether the git entry `g` (a file or a link), or a file git reads in the folder it is or
+/// names, changed (its ctime, which no program can set back) at `since` or later.
+fn touched(g: &Path, since: i128) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let recent = |p: &Path| p.symlink_metadata().is_ok_and(|m| i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()) >= since);
+    // A folder's own ctime moves whenever git writes in it (`index`): not a sign.
+    let Ok(meta) = g.symlink_metadata() else { return false };
+    if !meta.is_dir() && recent(g) {
+        return true;
+    }
+    let dir = if meta.is_file() { pointed(g).unwrap_or_else(|_| g.to_path_buf()) } else { g.to_path_buf() };
+    let hooks = std::fs::read_dir(dir.join("hooks")).into_iter().flatten().filter_map(Result::ok).take(MAX_HOOKS).map(|e| e.path());
+    ["config", "config.worktree", "commondir", "hooks"].iter().map(|n| dir.join(n)).chain(hooks).any(|p| recent(&p))
+}
+
+/// What the user's and the system's git config say about new repositories: the folders git
+/// copies hooks from, and the hooks folders set relative to a repository's top.
+pub(crate) struct Host {
+    pub templates: Vec<PathBuf>,
+    pub hooks_paths: Vec<String>,
+}
+
+impl Host {
+    /// Read from the git config files `configs`; `~/` is `home`. A template folder the run
+    /// could write (below `roots`) is left out.
+    pub(crate) fn read(configs: &[PathBuf], home: &Path, roots: &[PathBuf]) -> Host {
+        let mut templates = vec![PathBuf::from("/usr/share/git-core/templates")];
+        let mut hooks_paths = Vec::new();
+        for config in configs {
+            let text = std::fs::read_to_string(config).unwrap_or_default();
+            for value in crate::gitguard::values(&text, |s| s.eq_ignore_ascii_case("init"), "templatedir") {
+                templates.push(value.strip_prefix("~/").map_or_else(|| PathBuf::from(&value), |rest| home.join(rest)));
+            }
+            hooks_paths.extend(crate::gitguard::hooks_path(&text).filter(|v| !v.starts_with(['/', '~'])));
+        }
+        templates.retain(|t| !roots.iter().any(|r| t.starts_with(r)));
+        Host { templates, hooks_paths }
+    }
+}
+
 /// After the run: finds the git folders that are new, reads them, and moves aside what would
-/// make git run something. `templates` are folders git copies hooks from.
-pub(crate) fn check(before: &Before, templates: &[PathBuf]) -> Checked {
+/// make git run something.
+pub(crate) fn check(before: &Before, host: &Host) -> Checked {
     let (new, replaced, cut) = made(before);
     let mut checked = Checked { cut, ..Checked::default() };
     if new.is_empty() {
         return checked;
     }
-    let vet = Vet::new(before, &replaced, templates);
+    let vet = Vet::new(before, &replaced, host);
     let mut found: Vec<(PathBuf, String)> = Vec::new();
     for g in &new {
         vet.entry(g, &mut found);
@@ -197,20 +250,6 @@ pub(crate) fn check(before: &Before, templates: &[PathBuf]) -> Checked {
     checked
 }
 
-/// The folders git copies a new repository's hooks from: its own templates and the user's
-/// `init.templateDir` (from `configs`), never one the run could write.
-pub(crate) fn templates(configs: &[PathBuf], home: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = vec![PathBuf::from("/usr/share/git-core/templates")];
-    for config in configs {
-        let text = std::fs::read_to_string(config).unwrap_or_default();
-        for value in crate::gitguard::values(&text, |s| s.eq_ignore_ascii_case("init"), "templatedir") {
-            out.push(value.strip_prefix("~/").map_or_else(|| PathBuf::from(&value), |rest| home.join(rest)));
-        }
-    }
-    out.retain(|t| !roots.iter().any(|r| t.starts_with(r)));
-    out
-}
-
 /// The most a file read here may hold.
 const MAX_READ: u64 = 1 << 20;
 /// The most entries a hooks folder may hold before it is moved aside whole.
@@ -221,18 +260,19 @@ struct Vet<'a> {
     roots: Vec<(PathBuf, PathBuf)>,
     /// The git folders there were before and still are, resolved.
     known: HashSet<PathBuf>,
-    templates: &'a [PathBuf],
+    host: &'a Host,
 }
 
 impl<'a> Vet<'a> {
-    fn new(before: &Before, replaced: &HashSet<PathBuf>, templates: &'a [PathBuf]) -> Vet<'a> {
+    fn new(before: &Before, replaced: &HashSet<PathBuf>, host: &'a Host) -> Vet<'a> {
         let roots = before.roots.iter().filter_map(|r| Some((r.clone(), r.canonicalize().ok()?))).collect();
         let known = before.gitdirs.difference(replaced).filter_map(|g| g.canonicalize().ok()).collect();
-        Vet { roots, known, templates }
+        Vet { roots, known, host }
     }
 
     /// A new git entry: a link (git follows it) is moved aside; a `.git` file leads to the
-    /// folder it names; a folder is read.
+    /// folder it names; a folder is read. So are the hooks the user's config sets relative
+    /// to the repository's top.
     fn entry(&self, g: &Path, found: &mut Vec<(PathBuf, String)>) {
         let Ok(meta) = g.symlink_metadata() else { return };
         if meta.file_type().is_symlink() {
@@ -244,6 +284,12 @@ impl<'a> Vet<'a> {
             }
         } else if meta.is_dir() {
             self.folder(g, 0, found);
+        }
+        let top = if g.file_name().is_some_and(|n| n == ".git") { g.parent() } else { Some(g) };
+        for rel in top.map(|t| self.host.hooks_paths.iter().map(move |r| t.join(r))).into_iter().flatten() {
+            if rel.canonicalize().is_ok_and(|real| self.roots.iter().any(|(_, r)| real.starts_with(r))) {
+                self.hooks(&rel, found);
+            }
         }
     }
 
@@ -312,7 +358,7 @@ impl<'a> Vet<'a> {
 
     fn copied_from_template(&self, name: &std::ffi::OsStr, path: &Path) -> bool {
         let Ok(Some(mine)) = read(path) else { return false };
-        self.templates.iter().any(|t| read(&t.join("hooks").join(name)).ok().flatten().is_some_and(|theirs| theirs == mine))
+        self.host.templates.iter().any(|t| read(&t.join("hooks").join(name)).ok().flatten().is_some_and(|theirs| theirs == mine))
     }
 
     /// Renames `path` aside (`sweep.rs`), opening each folder below its root without
@@ -356,8 +402,8 @@ fn read(path: &Path) -> Result<Option<Vec<u8>>, String> {
 
 /// [`check`] after a run, its findings in the run's denials and notes.
 pub(crate) fn report(run: &mut warden_feedback::Run, before: &Before, env: &crate::Environment) {
-    let configs = [env.config_home.join("git/config"), env.home.join(".gitconfig"), PathBuf::from("/etc/gitconfig")];
-    let checked = check(before, &templates(&configs, &env.home, &before.roots));
+    let configs = [PathBuf::from("/etc/gitconfig"), env.config_home.join("git/config"), env.home.join(".gitconfig")];
+    let checked = check(before, &Host::read(&configs, &env.home, &before.roots));
     for (path, to, why) in &checked.moved {
         run.denials.push(warden_feedback::Denial {
             op: "fs.write".into(),
@@ -420,7 +466,8 @@ mod tests {
         let mut tree = Tree::new(vec![ws.clone()]);
         let mut before = before(&mut tree, &deny_write).unwrap();
         // Every folder's stamp trusted: only the folders the run changes are looked at again.
-        before.walk.later(3600);
+        let (secs, nanos) = before.walk.started();
+        before.walk.begun((secs + 3600, nanos));
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(super::before(&mut Tree::new(vec![ws.clone()]), &[format!("{}/**/.env", ws.display())]).is_none());
 
@@ -457,9 +504,20 @@ mod tests {
         let odd = ws.join(std::ffi::OsStr::from_bytes(b"odd-\xff"));
         write(&odd.join("sub/.git/config"), "[core]\n\teditor = x\n");
         std::fs::rename(ws.join("swapped/.git"), ws.join("swapped/.git-old")).unwrap();
+        // Hooks where the user's config sets them, relative to the new repository's top; a
+        // bare repository whose `objects` is a link (git follows it).
+        git(&ws, &["init", "-q", "hooked"]);
+        write(&ws.join("hooked/.githooks/pre-commit"), "#!/bin/sh\necho pwned\n");
+        for d in ["linkbare/refs", "elsewhere"] {
+            std::fs::create_dir_all(ws.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("../elsewhere", ws.join("linkbare/objects")).unwrap();
+        write(&ws.join("linkbare/HEAD"), "ref: refs/heads/main\n");
+        write(&ws.join("linkbare/config"), "[core]\n\tsshCommand = x\n");
         write(&ws.join("swapped/.git/config"), "[core]\n\tpager = x\n");
 
-        let checked = check(&before, std::slice::from_ref(&templates));
+        let host = Host { templates: vec![templates.clone()], hooks_paths: vec![".githooks".into()] };
+        let checked = check(&before, &host);
         let mut moved: Vec<String> =
             checked.moved.iter().map(|(p, to, _)| format!("{} {}", p.strip_prefix(&ws).unwrap().display(), to.display())).collect();
         moved.sort();
@@ -472,6 +530,8 @@ mod tests {
             q("evil/.git/config"),
             q("evil/.git/hooks/post-checkout"),
             q("fake/config"),
+            q("hooked/.githooks/pre-commit"),
+            q("linkbare/config"),
             q("linked/.git"),
             q("src/.git"),
             q("src/new/deep/.git/config"),
@@ -492,8 +552,34 @@ mod tests {
             assert!(ws.join(clean).is_file(), "{clean} was moved");
         }
         // A second check finds what is left clean.
-        assert_eq!(check(&before, std::slice::from_ref(&templates)).moved, Vec::new());
+        assert_eq!(check(&before, &host).moved, Vec::new());
         let _ = std::fs::remove_dir_all(&ws);
         let _ = std::fs::remove_dir_all(&templates);
+    }
+
+    #[test]
+    fn past_the_walks_limit_a_repository_is_judged_by_the_files_the_run_changed() {
+        let ws = crate::confine::tests::plant("newrepo-cut", &["src"], &[]);
+        git(&ws, &["init", "-q", "old"]);
+        write(&ws.join("old/.git/config"), "[core]\n\teditor = the user's own\n");
+        let deny_write = vec![format!("{}/**/.git/config", ws.display())];
+        let mut before = before(&mut Tree::new(vec![ws.clone()]), &deny_write).unwrap();
+        // As if the walk had stopped before reaching anything, 150 ms after the old config
+        // was written: nothing stamped, no git folder known.
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        before.walk = Walk::default();
+        before.walk.begun((i64::try_from(now.as_secs()).unwrap(), i64::from(now.subsec_nanos())));
+        before.walk_cut = true;
+        before.gitdirs.clear();
+        git(&ws, &["init", "-q", "new"]);
+        let config = ws.join("new/.git/config");
+        write(&config, &(std::fs::read_to_string(&config).unwrap() + "[core]\n\tfsmonitor = x\n"));
+        let host = Host { templates: Vec::new(), hooks_paths: Vec::new() };
+        let checked = check(&before, &host);
+        let moved: Vec<&PathBuf> = checked.moved.iter().map(|(p, _, _)| p).collect();
+        assert_eq!(moved, [&config], "{checked:?}");
+        assert!(ws.join("old/.git/config").is_file());
+        let _ = std::fs::remove_dir_all(&ws);
     }
 }

@@ -125,10 +125,10 @@ impl Walk {
         self.started
     }
 
-    /// Takes the walk as begun `secs` later (tests: every folder's stamp is then trusted).
+    /// Takes the walk as begun at `at` (tests: which stamps are trusted).
     #[cfg(test)]
-    pub(crate) fn later(&mut self, secs: i64) {
-        self.started.0 += secs;
+    pub(crate) fn begun(&mut self, at: Time) {
+        self.started = at;
     }
 
     /// Whether the walk found `path`.
