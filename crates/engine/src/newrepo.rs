@@ -131,7 +131,7 @@ fn made(before: &Before) -> (Vec<PathBuf>, HashSet<PathBuf>, bool) {
     let settled = nanos(before.walk.started()) - TICK_NS;
     let (mut found, mut fresh, mut replaced) = (Vec::new(), Vec::new(), HashSet::new());
     for (dir, stamp) in before.walk.folders() {
-        let now = Stamp::now(dir);
+        let now = Stamp::now(dir, before.roots.iter().any(|r| r.as_os_str() == dir));
         if now == Some(stamp) && nanos(stamp.ctime) < settled {
             continue;
         }
@@ -555,6 +555,26 @@ mod tests {
         assert_eq!(check(&before, &host).moved, Vec::new());
         let _ = std::fs::remove_dir_all(&ws);
         let _ = std::fs::remove_dir_all(&templates);
+    }
+
+    #[test]
+    fn a_root_reached_through_a_link_is_looked_at_again() {
+        let real = crate::confine::tests::plant("newrepo-link", &["src"], &[]);
+        let ws = real.with_extension("link");
+        let _ = std::fs::remove_file(&ws);
+        std::os::unix::fs::symlink(&real, &ws).unwrap();
+        let deny_write = vec![format!("{}/**/.git/config", ws.display())];
+        let mut before = before(&mut Tree::new(vec![ws.clone()]), &deny_write).unwrap();
+        let (secs, nanos) = before.walk.started();
+        before.walk.begun((secs + 3600, nanos));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write(&ws.join(".git/config"), "[core]\n\tfsmonitor = x\n");
+        write(&ws.join(".git/HEAD"), "ref: refs/heads/main\n");
+        let checked = check(&before, &Host { templates: Vec::new(), hooks_paths: Vec::new() });
+        let moved: Vec<&PathBuf> = checked.moved.iter().map(|(p, _, _)| p).collect();
+        assert_eq!(moved, [&ws.join(".git/config")], "{checked:?}");
+        let _ = std::fs::remove_file(&ws);
+        let _ = std::fs::remove_dir_all(&real);
     }
 
     #[test]

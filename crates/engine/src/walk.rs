@@ -44,9 +44,11 @@ impl Stamp {
         Stamp { ino: st.st_ino, ctime }
     }
 
-    /// The stamp of the folder at `path` now (a link is not followed: then it is no folder).
-    pub(crate) fn now(path: &str) -> Option<Stamp> {
-        let st = rustix::fs::statat(rustix::fs::CWD, path, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    /// The stamp of the folder at `path` now. A link is followed only for a root (as the walk
+    /// does): otherwise it is no folder.
+    pub(crate) fn now(path: &str, root: bool) -> Option<Stamp> {
+        let flags = if root { AtFlags::empty() } else { AtFlags::SYMLINK_NOFOLLOW };
+        let st = rustix::fs::statat(rustix::fs::CWD, path, flags).ok()?;
         (FileType::from_raw_mode(st.st_mode) == FileType::Directory).then(|| Stamp::of(&st))
     }
 }
