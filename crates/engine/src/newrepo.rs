@@ -21,7 +21,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::confine::{Tree, WALK_LIMIT};
+use crate::confine::Tree;
 use crate::walk::{Stamp, Walk};
 
 /// What the walk before the run found: the git folders there were, and every folder's stamp.
@@ -404,7 +404,8 @@ fn read(path: &Path) -> Result<Option<Vec<u8>>, String> {
 pub(crate) fn report(run: &mut warden_feedback::Run, before: &Before, env: &crate::Environment) {
     let configs = [PathBuf::from("/etc/gitconfig"), env.config_home.join("git/config"), env.home.join(".gitconfig")];
     let checked = check(before, &Host::read(&configs, &env.home, &before.roots));
-    for (path, to, why) in &checked.moved {
+    // A command can make any number: the result names the first ones and counts the rest.
+    for (path, to, why) in checked.moved.iter().take(MAX_REPORTED) {
         run.denials.push(warden_feedback::Denial {
             op: "fs.write".into(),
             target: path.to_string_lossy().into_owned(),
@@ -416,15 +417,24 @@ pub(crate) fn report(run: &mut warden_feedback::Run, before: &Before, env: &crat
             to.display()
         ));
     }
-    for (path, why) in &checked.left {
+    if checked.moved.len() > MAX_REPORTED {
+        run.sandbox.notes.push(format!("moved {} more such paths aside", checked.moved.len() - MAX_REPORTED));
+    }
+    for (path, why) in checked.left.iter().take(MAX_REPORTED) {
         run.sandbox.notes.push(format!("could not move aside {}: a repository the command made, and {why}", path.display()));
     }
-    if checked.cut || before.walk_cut {
+    if checked.left.len() > MAX_REPORTED {
+        run.sandbox.notes.push(format!("could not move {} more such paths aside", checked.left.len() - MAX_REPORTED));
+    }
+    if checked.cut {
         run.sandbox.notes.push(format!(
-            "more than {WALK_LIMIT} files in the writable grants: repositories the command made beyond them were not checked"
+            "more than {FRESH_LIMIT} entries in the folders the command made: repositories past them were not checked"
         ));
     }
 }
+
+/// The most paths [`report`] names one by one.
+const MAX_REPORTED: usize = 100;
 
 #[cfg(test)]
 mod tests {
