@@ -9,14 +9,16 @@
 //! So the walk of the writable roots taken before the run ([`before`]) is compared with what
 //! is there after it, the command's processes all gone ([`check`]): the folders whose stamp
 //! (inode, ctime) moved are listed again, and the folders that are new walked. Every git
-//! folder that was not there before is read: its `config` and `config.worktree` must set only what git writes itself
-//! (`gitconfig.rs`), its hooks must be git's samples or its templates, and a `commondir` must
-//! lead to a folder that passes the same test. What fails is renamed aside like the sweep's
-//! paths (`NAME.warden-quarantined`, nothing deleted) and reported as a refused write. A
-//! repository that passes (a scaffolded project's `git init`, a `git clone`) is left alone.
+//! folder that was not there before is read: its `config` and `config.worktree` must set only
+//! what git writes itself (`gitconfig.rs`), its hooks must be git's samples or its templates,
+//! and a `commondir` must lead to a folder that passes the same test. What fails is renamed
+//! aside like the sweep's paths (`NAME.warden-quarantined`, nothing deleted) and reported as a
+//! refused write. A repository that passes (a scaffolded project's `git init`, a `git clone`)
+//! is left alone.
 //!
-//! Limits: what lies beyond the walk's limit is not looked at, and the window is the run
-//! itself, as for the sweep.
+//! Limits: the window is the run itself, as for the sweep. New folders are walked up to
+//! [`FRESH_LIMIT`] entries. Past the first walk's limit no folder was stamped: there, a
+//! repository is judged when a file git reads in it changed during the run.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
