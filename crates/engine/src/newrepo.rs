@@ -125,13 +125,27 @@ const FRESH_LIMIT: usize = 1_000_000;
 /// HZ=250), and then a change just after the walk can leave it as it was.
 const TICK_NS: i128 = 100_000_000;
 
-/// The git folders that may be new after the run, without walking the roots again: only the
-/// folders whose stamp moved are listed, and only folders that were not there are walked.
-/// The folders that were git folders and are now others; whether the walk was cut.
-fn made(before: &Before) -> (Vec<PathBuf>, HashSet<PathBuf>, bool) {
+/// What changed in the git folders of the writable roots during the run.
+#[derive(Default)]
+struct Made {
+    /// The git folders (and `.git` files and links) that may be new.
+    gitdirs: Vec<PathBuf>,
+    /// What git reads that was made in a git folder there was: a `config`, `config.worktree`,
+    /// `commondir` or `hooks` it did not have (past the sweep's repositories, or made after
+    /// it).
+    added: Vec<PathBuf>,
+    /// The git folders there were that are other folders now.
+    replaced: HashSet<PathBuf>,
+    /// Whether a walk was cut.
+    cut: bool,
+}
+
+/// Finds what changed without walking the roots again: only the folders whose stamp moved are
+/// listed, and only folders that were not there are walked.
+fn made(before: &Before) -> Made {
     let nanos = |(s, ns): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(ns);
     let settled = nanos(before.walk.started()) - TICK_NS;
-    let (mut found, mut fresh, mut replaced) = (Vec::new(), Vec::new(), HashSet::new());
+    let (mut found, mut fresh, mut replaced, mut added) = (Vec::new(), Vec::new(), HashSet::new(), Vec::new());
     for (dir, stamp) in before.walk.folders() {
         let now = Stamp::now(dir, before.roots.iter().any(|r| r.as_os_str() == dir));
         if now == Some(stamp) && nanos(stamp.ctime) < settled {
@@ -146,12 +160,17 @@ fn made(before: &Before) -> (Vec<PathBuf>, HashSet<PathBuf>, bool) {
             continue;
         }
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let known = before.gitdirs.contains(Path::new(dir));
         let mut names = HashSet::new();
         for entry in entries.filter_map(Result::ok) {
             let (name, path) = (entry.file_name(), entry.path());
             let folder = entry.file_type().is_ok_and(|t| t.is_dir());
             if name == ".git" {
                 found.push(path.clone());
+            }
+            let read = ["config", "config.worktree", "commondir", "hooks"].iter().any(|n| name == *n);
+            if known && read && !path.to_str().is_some_and(|p| before.walk.has(p)) {
+                added.push(path.clone());
             }
             // A name that is not UTF-8 the walk never has: walked again below.
             if folder && !path.to_str().is_some_and(|p| before.walk.has(p)) {
@@ -183,7 +202,7 @@ fn made(before: &Before) -> (Vec<PathBuf>, HashSet<PathBuf>, bool) {
     found.sort();
     found.dedup();
     replaced.retain(|r| before.gitdirs.contains(r));
-    (found, replaced, cut)
+    Made { gitdirs: found, added, replaced, cut }
 }
 
 /// Whether the git entry `g` (a file or a link), or a file git reads in the folder it is or
@@ -229,16 +248,23 @@ impl Host {
 /// After the run: finds the git folders that are new, reads them, and moves aside what would
 /// make git run something.
 pub(crate) fn check(before: &Before, host: &Host) -> Checked {
-    let (new, replaced, cut) = made(before);
-    let mut checked = Checked { cut, ..Checked::default() };
-    if new.is_empty() {
+    let made = made(before);
+    let mut checked = Checked { cut: made.cut, ..Checked::default() };
+    if made.gitdirs.is_empty() && made.added.is_empty() {
         return checked;
     }
-    let vet = Vet::new(before, &replaced, host);
-    let mut found: Vec<(PathBuf, String)> = Vec::new();
-    for g in &new {
+    let vet = Vet::new(before, &made.replaced, host);
+    let (mut found, mut added): (Vec<(PathBuf, String)>, Vec<(PathBuf, String)>) = (Vec::new(), Vec::new());
+    for g in &made.gitdirs {
         vet.entry(g, &mut found);
     }
+    for path in &made.added {
+        vet.added(path, &mut added);
+    }
+    for (_, why) in &mut found {
+        *why = format!("a repository the command made: {why}");
+    }
+    found.extend(added.into_iter().map(|(p, why)| (p, format!("made during the run in a repository there was: {why}"))));
     let mut seen = HashSet::new();
     for (path, why) in found {
         if !seen.insert(path.clone()) {
@@ -295,6 +321,18 @@ impl<'a> Vet<'a> {
         }
     }
 
+    /// What git reads, made in a git folder there was (`Made::added`).
+    fn added(&self, path: &Path, found: &mut Vec<(PathBuf, String)>) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        match name.as_str() {
+            "hooks" => self.hooks(path, found),
+            // Nothing of git's makes one in a repository that had none (a linked worktree's
+            // is in its own folder below `worktrees/`).
+            "commondir" => found.push((path.to_path_buf(), "a commondir, which sends git to another folder's config".into())),
+            _ => config_file(path, found),
+        }
+    }
+
     /// A git folder: its config files, its hooks, where its `commondir` leads (one step).
     fn folder(&self, dir: &Path, depth: usize, found: &mut Vec<(PathBuf, String)>) {
         let Ok(real) = dir.canonicalize() else { return };
@@ -304,16 +342,7 @@ impl<'a> Vet<'a> {
             return;
         }
         for name in ["config", "config.worktree"] {
-            let path = real.join(name);
-            match read(&path) {
-                Ok(None) => {}
-                Ok(Some(text)) => {
-                    if let Some(why) = crate::gitconfig::first_unsafe(&text) {
-                        found.push((path, format!("its {name} {why}")));
-                    }
-                }
-                Err(why) => found.push((path, why)),
-            }
+            config_file(&real.join(name), found);
         }
         self.hooks(&real.join("hooks"), found);
         let commondir = real.join("commondir");
@@ -373,6 +402,21 @@ impl<'a> Vet<'a> {
     }
 }
 
+/// A config file git would read at `path`, when it sets more than git writes itself (or
+/// cannot be read as git reads it).
+fn config_file(path: &Path, found: &mut Vec<(PathBuf, String)>) {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match read(path) {
+        Ok(None) => {}
+        Ok(Some(text)) => {
+            if let Some(why) = crate::gitconfig::first_unsafe(&text) {
+                found.push((path.to_path_buf(), format!("its {name} {why}")));
+            }
+        }
+        Err(why) => found.push((path.to_path_buf(), why)),
+    }
+}
+
 /// The folder a `.git` file names (`gitdir: PATH`, relative to the file's folder), as git
 /// reads it; why not, when git could not read it either.
 fn pointed(file: &Path) -> Result<PathBuf, String> {
@@ -414,7 +458,7 @@ pub(crate) fn report(run: &mut warden_feedback::Run, before: &Before, env: &crat
             source: warden_feedback::DenialSource::Sweep,
         });
         run.sandbox.notes.push(format!(
-            "moved {} to {}: a repository the command made, and {why} (git on the host would run what it names)",
+            "moved {} to {}: {why} (git on the host would run what it names)",
             path.display(),
             to.display()
         ));
@@ -423,7 +467,7 @@ pub(crate) fn report(run: &mut warden_feedback::Run, before: &Before, env: &crat
         run.sandbox.notes.push(format!("moved {} more such paths aside", checked.moved.len() - MAX_REPORTED));
     }
     for (path, why) in checked.left.iter().take(MAX_REPORTED) {
-        run.sandbox.notes.push(format!("could not move aside {}: a repository the command made, and {why}", path.display()));
+        run.sandbox.notes.push(format!("could not move aside {}: {why}", path.display()));
     }
     if checked.left.len() > MAX_REPORTED {
         run.sandbox.notes.push(format!("could not move {} more such paths aside", checked.left.len() - MAX_REPORTED));
@@ -471,6 +515,9 @@ mod tests {
         git(&ws, &["init", "-q", "old"]);
         write(&ws.join("old/.git/config"), "[core]\n\tfsmonitor = the user's own\n");
         git(&ws, &["init", "-q", "swapped"]);
+        // One without hooks, past the sweep's repositories.
+        git(&ws, &["init", "-q", "quiet"]);
+        std::fs::remove_dir_all(ws.join("quiet/.git/hooks")).unwrap();
         // Below a name the walk leaves out (not UTF-8): found all the same, and left alone.
         let odd_old = ws.join(std::ffi::OsStr::from_bytes(b"old-\xfe/repo"));
         write(&odd_old.join(".git/config"), "[core]\n\teditor = the user's own\n");
@@ -516,6 +563,9 @@ mod tests {
         let odd = ws.join(std::ffi::OsStr::from_bytes(b"odd-\xff"));
         write(&odd.join("sub/.git/config"), "[core]\n\teditor = x\n");
         std::fs::rename(ws.join("swapped/.git"), ws.join("swapped/.git-old")).unwrap();
+        // What git reads, made in a repository there was.
+        write(&ws.join("quiet/.git/commondir"), "../../fake\n");
+        write(&ws.join("quiet/.git/hooks/pre-push"), "#!/bin/sh\necho pwned\n");
         // Hooks where the user's config sets them, relative to the new repository's top; a
         // bare repository whose `objects` is a link (git follows it).
         git(&ws, &["init", "-q", "hooked"]);
@@ -545,6 +595,8 @@ mod tests {
             q("hooked/.githooks/pre-commit"),
             q("linkbare/config"),
             q("linked/.git"),
+            q("quiet/.git/commondir"),
+            q("quiet/.git/hooks/pre-push"),
             q("src/.git"),
             q("src/new/deep/.git/config"),
             q("swapped/.git/config"),
@@ -554,8 +606,8 @@ mod tests {
         assert!(odd_to.is_file() && odd_old.join(".git/config").is_file());
         assert_eq!((checked.left.len(), checked.cut), (0, false));
         let why = |p: &str| checked.moved.iter().find(|(m, _, _)| m == &ws.join(p)).map(|(_, _, w)| w.clone()).unwrap();
-        assert_eq!(why("evil/.git/config"), "its config sets core.fsmonitor");
-        assert_eq!(why("fake/config"), "its config sets core.hookspath");
+        assert_eq!(why("evil/.git/config"), "a repository the command made: its config sets core.fsmonitor");
+        assert_eq!(why("fake/config"), "a repository the command made: its config sets core.hookspath");
         // Nothing is lost, and git no longer reads any of it.
         let kept = std::fs::read_to_string(ws.join("evil/.git/config.warden-quarantined")).unwrap();
         assert!(kept.ends_with("fsmonitor = touch pwned\n"));
