@@ -7,8 +7,10 @@
 //! file naming a folder the command filled, or a folder git takes for a bare repository.
 //!
 //! So the walk of the writable roots taken before the run ([`before`]) is compared with what
-//! is there after it, the command's processes all gone ([`check`]): the folders whose stamp
-//! (inode, ctime) moved are listed again, and the folders that are new walked. Every git
+//! is there after it, the command's processes all gone ([`check`]): the folders that are
+//! other folders now (inode) or had an entry made, removed or renamed since the walk began
+//! (ctime, which no program can set back) are listed again, and the folders that are new
+//! walked. Every git
 //! folder that was not there before is read: its `config` and `config.worktree` must set only
 //! what git writes itself (`gitconfig.rs`), its hooks must be git's samples or its templates,
 //! and a `commondir` must lead to a folder that passes the same test. What fails is renamed
@@ -26,7 +28,7 @@ use std::path::{Path, PathBuf};
 use crate::confine::Tree;
 use crate::walk::{Stamp, Walk};
 
-/// What the walk before the run found: the git folders there were, and every folder's stamp.
+/// What the walk before the run found: the git folders there were, and every folder's inode.
 pub(crate) struct Before {
     roots: Vec<PathBuf>,
     walk: Walk,
@@ -120,9 +122,9 @@ fn shaped(dir: &Path, names: &HashSet<std::ffi::OsString>) -> bool {
 /// the folders took the command longer than listing them takes here.
 const FRESH_LIMIT: usize = 1_000_000;
 
-/// A folder changed less than this before the walk began is listed again after the run
-/// whatever its stamp says: a file system may keep ctime at the clock's tick (4 ms at
-/// HZ=250), and then a change just after the walk can leave it as it was.
+/// A folder whose ctime is less than this before the walk began is listed again after the
+/// run: a file system may keep ctime at the clock's tick (4 ms at HZ=250), so a change just
+/// after the walk can show a ctime a little before it.
 const TICK_NS: i128 = 100_000_000;
 
 /// What changed in the git folders of the writable roots during the run.
@@ -140,20 +142,21 @@ struct Made {
     cut: bool,
 }
 
-/// Finds what changed without walking the roots again: only the folders whose stamp moved are
-/// listed, and only folders that were not there are walked.
+/// Finds what changed without walking the roots again: only the folders that changed since
+/// the walk are listed, and only folders that were not there are walked.
 fn made(before: &Before) -> Made {
     let nanos = |(s, ns): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(ns);
     let settled = nanos(before.walk.started()) - TICK_NS;
     let (mut found, mut fresh, mut replaced, mut added) = (Vec::new(), Vec::new(), HashSet::new(), Vec::new());
-    for (dir, stamp) in before.walk.folders() {
-        let now = Stamp::now(dir, before.roots.iter().any(|r| r.as_os_str() == dir));
-        if now == Some(stamp) && nanos(stamp.ctime) < settled {
+    let folders: Vec<(&str, u64)> = before.walk.folders().collect();
+    for (&(dir, ino), &now) in folders.iter().zip(&stamps_now(&folders, &before.roots)) {
+        // The same folder, and nothing made, removed or renamed in it since the walk.
+        if now.is_some_and(|n| n.ino == ino && nanos(n.ctime) < settled) {
             continue;
         }
         // Gone, or no folder now: its parent changed too, and is listed.
         let Some(now) = now else { continue };
-        if now.ino != stamp.ino {
+        if now.ino != ino {
             // Another folder in its place: all of it is new.
             replaced.insert(PathBuf::from(dir));
             fresh.push(PathBuf::from(dir));
@@ -204,6 +207,30 @@ fn made(before: &Before) -> Made {
     replaced.retain(|r| before.gitdirs.contains(r));
     Made { gitdirs: found, added, replaced, cut }
 }
+
+/// The stamp of each of `folders` now: on two threads when there are many (each is a system
+/// call, and they run side by side), in order.
+fn stamps_now(folders: &[(&str, u64)], roots: &[PathBuf]) -> Vec<Option<Stamp>> {
+    let now = |part: &[(&str, u64)]| -> Vec<Option<Stamp>> {
+        Stamp::now_all(part.iter().map(|&(dir, _)| dir), |dir| roots.iter().any(|r| r.as_os_str() == dir))
+    };
+    if folders.len() < PARALLEL_STAMPS {
+        return now(folders);
+    }
+    let (mine, theirs) = folders.split_at(folders.len() / 2);
+    std::thread::scope(|s| {
+        let helper = std::thread::Builder::new().name("warden-stamps".into()).spawn_scoped(s, || now(theirs));
+        let mut out = now(mine);
+        match helper.map(|h| h.join()) {
+            Ok(Ok(rest)) => out.extend(rest),
+            _ => out.extend(now(theirs)),
+        }
+        out
+    })
+}
+
+/// Folders at least this many are stamped on two threads.
+const PARALLEL_STAMPS: usize = 256;
 
 /// Whether the git entry `g` (a file or a link), or a file git reads in the folder it is or
 /// names, changed (its ctime, which no program can set back) at `since` or later.
@@ -500,6 +527,11 @@ mod tests {
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 
+    /// Waits past [`TICK_NS`]: what is there now is older than the next walk by more.
+    fn settle() {
+        std::thread::sleep(std::time::Duration::from_nanos(u64::try_from(TICK_NS).unwrap() + 50_000_000));
+    }
+
     fn write(p: &Path, text: &str) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
@@ -522,12 +554,9 @@ mod tests {
         let odd_old = ws.join(std::ffi::OsStr::from_bytes(b"old-\xfe/repo"));
         write(&odd_old.join(".git/config"), "[core]\n\teditor = the user's own\n");
         let deny_write = vec![format!("{}/**/.git/config", ws.display())];
-        let mut tree = Tree::new(vec![ws.clone()]);
-        let mut before = before(&mut tree, &deny_write).unwrap();
-        // Every folder's stamp trusted: only the folders the run changes are looked at again.
-        let (secs, nanos) = before.walk.started();
-        before.walk.begun((secs + 3600, nanos));
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Past the tick: only the folders the run changes are looked at again.
+        settle();
+        let before = before(&mut Tree::new(vec![ws.clone()]), &deny_write).unwrap();
         assert!(super::before(&mut Tree::new(vec![ws.clone()]), &[format!("{}/**/.env", ws.display())]).is_none());
 
         // The run. What git makes itself is left alone: a repository, a clone, a bare one, a
@@ -628,10 +657,8 @@ mod tests {
         let _ = std::fs::remove_file(&ws);
         std::os::unix::fs::symlink(&real, &ws).unwrap();
         let deny_write = vec![format!("{}/**/.git/config", ws.display())];
-        let mut before = before(&mut Tree::new(vec![ws.clone()]), &deny_write).unwrap();
-        let (secs, nanos) = before.walk.started();
-        before.walk.begun((secs + 3600, nanos));
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        settle();
+        let before = before(&mut Tree::new(vec![ws.clone()]), &deny_write).unwrap();
         write(&ws.join(".git/config"), "[core]\n\tfsmonitor = x\n");
         write(&ws.join(".git/HEAD"), "ref: refs/heads/main\n");
         let checked = check(&before, &Host { templates: Vec::new(), hooks_paths: Vec::new() });
@@ -639,6 +666,31 @@ mod tests {
         assert_eq!(moved, [&ws.join(".git/config")], "{checked:?}");
         let _ = std::fs::remove_file(&ws);
         let _ = std::fs::remove_dir_all(&real);
+    }
+
+    #[test]
+    fn many_folders_are_stamped_on_two_threads_in_order() {
+        let dirs: Vec<String> = (0..PARALLEL_STAMPS + 44).map(|i| format!("d{i}")).collect();
+        let refs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+        let ws = crate::confine::tests::plant("newrepo-many", &refs, &[]);
+        let deny_write = vec![format!("{}/**/.git/config", ws.display())];
+        settle();
+        let before = before(&mut Tree::new(vec![ws.clone()]), &deny_write).unwrap();
+        let made: Vec<PathBuf> = ["d0", "d150", &dirs[dirs.len() - 1]].iter().map(|d| ws.join(d).join(".git/config")).collect();
+        for config in &made {
+            write(config, "[core]\n\tfsmonitor = x\n");
+        }
+        // In the walk's order, as one thread gives them.
+        let folders: Vec<(&str, u64)> = before.walk.folders().collect();
+        let one: Vec<Option<Stamp>> = folders.iter().map(|&(d, _)| Stamp::now(d, d == ws.to_str().unwrap())).collect();
+        assert_eq!(stamps_now(&folders, &before.roots), one);
+        let checked = check(&before, &Host { templates: Vec::new(), hooks_paths: Vec::new() });
+        let mut moved: Vec<PathBuf> = checked.moved.into_iter().map(|(p, _, _)| p).collect();
+        moved.sort();
+        let mut want = made.clone();
+        want.sort();
+        assert_eq!(moved, want);
+        let _ = std::fs::remove_dir_all(&ws);
     }
 
     #[test]

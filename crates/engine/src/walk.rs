@@ -3,6 +3,7 @@
 //! text buffer with an index by name. `confine` matches the denial patterns against it.
 
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -18,8 +19,8 @@ pub(crate) struct Walk {
     /// By hash of the name: the last entry with that hash; `prev` chains to the ones before.
     last: HashMap<u64, usize>,
     prev: Vec<Option<usize>>,
-    /// Every folder listed (the roots too): where its path is in `text`, and its stamp.
-    folders: Vec<(usize, usize, Stamp)>,
+    /// Every folder listed (the roots too): where its path is in `text`, and its inode.
+    folders: Vec<(usize, usize, u64)>,
     /// The wall clock when the walk began.
     started: Time,
     /// The folders left out because their names are not UTF-8 (with everything beneath).
@@ -30,7 +31,7 @@ pub(crate) struct Walk {
 pub(crate) type Time = (i64, i64);
 
 /// What tells a folder changed: its inode, and its ctime (which every entry made, removed or
-/// renamed in it moves, and which no program can set).
+/// renamed in it moves, as a rename moves the renamed one's, and which no program can set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp {
     pub ino: u64,
@@ -47,8 +48,36 @@ impl Stamp {
     /// The stamp of the folder at `path` now. A link is followed only for a root (as the walk
     /// does): otherwise it is no folder.
     pub(crate) fn now(path: &str, root: bool) -> Option<Stamp> {
+        Stamp::at(&rustix::fs::CWD, path, root)
+    }
+
+    /// The stamps of `folders` now (`root` says which are roots, as in [`Stamp::now`]), in
+    /// order. Each folder is looked up by its name in its parent, opened once for all its
+    /// folders (a walk lists siblings together): one path step, not the whole path, each.
+    pub(crate) fn now_all<'a>(folders: impl Iterator<Item = &'a str>, root: impl Fn(&str) -> bool) -> Vec<Option<Stamp>> {
+        let mut parent: Option<(&str, Option<OwnedFd>)> = None;
+        let mut out = Vec::new();
+        for dir in folders {
+            let split = dir.rsplit_once('/').filter(|(p, n)| !p.is_empty() && !n.is_empty());
+            let (Some((up, name)), false) = (split, root(dir)) else {
+                out.push(Stamp::now(dir, root(dir)));
+                continue;
+            };
+            if parent.as_ref().is_none_or(|(p, _)| *p != up) {
+                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                parent = Some((up, rustix::fs::openat(rustix::fs::CWD, up, flags, Mode::empty()).ok()));
+            }
+            out.push(match parent.as_ref().and_then(|(_, fd)| fd.as_ref()) {
+                Some(fd) => Stamp::at(fd, name, false),
+                None => None,
+            });
+        }
+        out
+    }
+
+    fn at<Fd: std::os::fd::AsFd>(dir: &Fd, path: &str, root: bool) -> Option<Stamp> {
         let flags = if root { AtFlags::empty() } else { AtFlags::SYMLINK_NOFOLLOW };
-        let st = rustix::fs::statat(rustix::fs::CWD, path, flags).ok()?;
+        let st = rustix::fs::statat(dir, path, flags).ok()?;
         (FileType::from_raw_mode(st.st_mode) == FileType::Directory).then(|| Stamp::of(&st))
     }
 }
@@ -62,12 +91,13 @@ impl Walk {
         // The folders of one depth, as ranges of `text`, and whether each is a root (not an
         // entry itself). A root is opened through symlinks, as the mount shows it; a folder
         // found by the walk is not: if it became a symlink since it was listed, it is skipped.
-        let mut level: Vec<(usize, usize, bool)> = Vec::new();
+        // Each with its inode, as its parent's listing gave it (none for a root).
+        let mut level: Vec<(usize, usize, bool, u64)> = Vec::new();
         for root in roots {
             if let Some(r) = root.to_str() {
                 let start = w.text.len();
                 w.text.push_str(r);
-                level.push((start, w.text.len(), true));
+                level.push((start, w.text.len(), true, 0));
             }
         }
         // Breadth-first, one depth at a time: a deep level's folders are listed on two threads
@@ -77,17 +107,19 @@ impl Walk {
         while !level.is_empty() {
             listings.resize_with(level.len(), Listing::default);
             let text = w.text.as_str();
-            let dirs: Vec<(&str, bool)> = level.iter().map(|&(s, e, root)| (text.get(s..e).unwrap_or_default(), root)).collect();
+            let dirs: Vec<(&str, bool)> = level.iter().map(|&(s, e, root, _)| (text.get(s..e).unwrap_or_default(), root)).collect();
             // One more than the walk can keep: that one tells there were more (`cut`).
             list_all(&dirs, &mut listings, limit - w.spans.len() + 1);
             let mut next = Vec::new();
-            for (&(start, end, _), listing) in level.iter().zip(&listings) {
-                if let Some(stamp) = listing.stamp {
-                    w.folders.push((start, end, stamp));
+            for (&(start, end, root, ino), listing) in level.iter().zip(&listings) {
+                match (listing.opened, root) {
+                    (true, true) => w.folders.extend(listing.root_ino.map(|ino| (start, end, ino))),
+                    (true, false) => w.folders.push((start, end, ino)),
+                    (false, _) => {}
                 }
                 let parent = Path::new(w.text.get(start..end).unwrap_or_default());
                 w.opaque.extend(listing.opaque.iter().map(|name| parent.join(name)));
-                for &(from, to, dir) in &listing.entries {
+                for &(from, to, dir, ino) in &listing.entries {
                     if w.spans.len() >= limit {
                         return (w, true);
                     }
@@ -103,7 +135,7 @@ impl Walk {
                     w.spans.push((at, name_at, w.text.len()));
                     w.prev.push(w.last.insert(hash(name), i));
                     if dir {
-                        next.push((at, w.text.len(), false));
+                        next.push((at, w.text.len(), false, ino));
                     }
                 }
             }
@@ -112,9 +144,9 @@ impl Walk {
         (w, false)
     }
 
-    /// Every folder listed, the roots first, with its stamp then.
-    pub(crate) fn folders(&self) -> impl Iterator<Item = (&str, Stamp)> {
-        self.folders.iter().map(|&(s, e, stamp)| (self.text.get(s..e).unwrap_or_default(), stamp))
+    /// Every folder listed, the roots first, with its inode then.
+    pub(crate) fn folders(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.folders.iter().map(|&(s, e, ino)| (self.text.get(s..e).unwrap_or_default(), ino))
     }
 
     /// The folders left out because their names are not UTF-8.
@@ -127,7 +159,7 @@ impl Walk {
         self.started
     }
 
-    /// Takes the walk as begun at `at` (tests: which stamps are trusted).
+    /// Takes the walk as begun at `at` (tests).
     #[cfg(test)]
     pub(crate) fn begun(&mut self, at: Time) {
         self.started = at;
@@ -182,9 +214,11 @@ const PARALLEL_FOLDERS: usize = 32;
 #[derive(Default)]
 struct Listing {
     names: String,
-    entries: Vec<(usize, usize, bool)>,
-    /// The folder's stamp, when it could be opened.
-    stamp: Option<Stamp>,
+    entries: Vec<(usize, usize, bool, u64)>,
+    /// Whether the folder could be opened.
+    opened: bool,
+    /// A root's inode (a folder's other than a root's is in its parent's listing).
+    root_ino: Option<u64>,
     /// The names of its folders that are not UTF-8.
     opaque: Vec<std::ffi::OsString>,
 }
@@ -237,7 +271,8 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
     out.names.clear();
     out.entries.clear();
     out.opaque.clear();
-    out.stamp = None;
+    out.opened = false;
+    out.root_ino = None;
     if cap == 0 {
         return;
     }
@@ -246,7 +281,10 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
         flags |= OFlags::NOFOLLOW;
     }
     let Ok(fd) = rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()) else { return };
-    out.stamp = rustix::fs::fstat(&fd).ok().map(|st| Stamp::of(&st));
+    out.opened = true;
+    if root {
+        out.root_ino = rustix::fs::fstat(&fd).ok().map(|st| st.st_ino);
+    }
     let mut entries = RawDir::new(&fd, buf);
     while let Some(Ok(entry)) = entries.next() {
         let dir = match entry.file_type() {
@@ -267,7 +305,7 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
         }
         let from = out.names.len();
         out.names.push_str(name);
-        out.entries.push((from, out.names.len(), dir));
+        out.entries.push((from, out.names.len(), dir, entry.ino()));
         if out.entries.len() >= cap {
             return;
         }
