@@ -61,6 +61,16 @@ pub(crate) fn before(tree: &mut Tree, guards: &[String]) -> Option<Before> {
     Some(Before { roots, walk, walk_cut, gitdirs })
 }
 
+impl Before {
+    /// Takes from the sweep's missing paths those in a repository that is not there yet (a
+    /// `.git` was missing on the way: `**/.git/config` in a folder that is no repository).
+    /// What a command makes there is a new repository, read by [`check`] as git reads it: a
+    /// `git init` that sets nothing more keeps its config and hooks.
+    pub(crate) fn claim(&self, missing: &mut Vec<crate::sweep::Missing>) {
+        missing.retain(|m| m.names.get(m.there).is_none_or(|n| n.as_os_str() != ".git"));
+    }
+}
+
 /// The folders (and `.git` files and links) git takes for a repository's own: every entry
 /// named `.git`, and every folder holding a `HEAD` beside `objects/` and `refs/` (a bare
 /// repository, a submodule's folder in `.git/modules/`) or beside a `commondir` (a linked

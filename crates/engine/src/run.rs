@@ -183,6 +183,9 @@ impl Engine {
             let mut noting = || {
                 missing = confine::missing_guarded(&guards, &mut tree);
                 repos = crate::newrepo::before(&mut tree, &guards);
+                if let Some(before) = &repos {
+                    before.claim(&mut missing);
+                }
                 gate()
             };
             let mut run = warden_sandbox::run_gated(&spec, &mut noting)?;

@@ -109,9 +109,12 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
     // Guarded paths missing now: whatever the tool makes there is moved aside after the run.
     let writable: Vec<PathBuf> = preopens.iter().filter(|p| p.writable).map(|p| p.host.clone()).collect();
     let mut tree = confine::Tree::new(writable);
-    let missing = confine::missing_guarded(&guards, &mut tree);
+    let mut missing = confine::missing_guarded(&guards, &mut tree);
     // And the git folders there are, to find the ones it makes (`newrepo.rs`).
     let repos = crate::newrepo::before(&mut tree, &guards);
+    if let Some(before) = &repos {
+        before.claim(&mut missing);
+    }
     let limits = confine::limits(&grants.limits, opts.timeout);
     let defaults = Limits::default();
     let call = Call {

@@ -108,6 +108,21 @@ fn a_repository_the_command_makes_is_read_after_the_run() {
 }
 
 #[test]
+fn a_repository_git_init_makes_keeps_its_config_and_hooks() {
+    // A scaffolded project: `git init` in a workspace that is no repository. Its `.git/config`
+    // and hooks are guarded paths that did not exist; they are read as git reads them, and
+    // kept, since they set nothing git would run.
+    let ws = tempdir("run-git-init");
+    let (v, code) = run_json(&ws, &["--", "git", "init", "-q"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["denials"], serde_json::json!([]), "{v}");
+    assert!(ws.join(".git/config").is_file(), "{v}");
+    assert!(ws.join(".git/hooks").is_dir(), "{v}");
+    let st = std::process::Command::new("git").args(["-c", "safe.directory=*", "status", "--short"]).current_dir(&ws).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+}
+
+#[test]
 fn wasi_refuses_shell_strings_and_unknown_tools() {
     let ws = tempdir("run-wasi-refuse");
     let home = tempdir("run-home");
