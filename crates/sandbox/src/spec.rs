@@ -31,7 +31,8 @@ pub struct Mount {
 pub struct Limits {
     /// Wall-clock limit; the whole process tree is killed when it passes.
     pub timeout: Duration,
-    /// Memory (data segment per process, and the cgroup when one is available), bytes.
+    /// Memory: each process's data segment (RLIMIT_DATA), bytes. Not a bound on the run as
+    /// a whole, nor on what it writes to its scratch tmpfs.
     pub memory: Option<u64>,
     /// Processes (and threads) the command may have at once.
     pub processes: Option<u64>,
