@@ -92,6 +92,13 @@ pub(crate) fn harmless(key: &Key) -> bool {
 /// section header may be followed by a key on the same line, a value may go on over lines
 /// ending in `\`, comments start at `#` or `;` outside quotes. An error says where.
 pub(crate) fn keys(text: &[u8]) -> Result<Vec<Key>, String> {
+    Ok(entries(text)?.into_iter().map(|(k, _)| k).collect())
+}
+
+/// The keys of a config text with their values as git reads them (quotes removed, escapes
+/// decoded, each blank outside quotes between words one space, trimmed; `None` for a key
+/// with no `=`).
+pub(crate) fn entries(text: &[u8]) -> Result<Vec<(Key, Option<String>)>, String> {
     let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
     let mut r = Reader { text, at: 0, line: 1 };
     let mut out = Vec::new();
@@ -104,9 +111,9 @@ pub(crate) fn keys(text: &[u8]) -> Result<Vec<Key>, String> {
             b'#' | b';' => comment = true,
             b'[' => section = Some(r.header()?),
             c if c.is_ascii_alphabetic() => {
-                let name = r.key(c)?;
+                let (name, value) = r.key(c)?;
                 let Some((s, sub)) = &section else { return Err(r.at_line("a key before any section")) };
-                out.push(Key { section: s.clone(), subsection: sub.clone(), name });
+                out.push((Key { section: s.clone(), subsection: sub.clone(), name }, value));
             }
             _ => return Err(r.at_line("not a key, a section or a comment")),
         }
@@ -193,8 +200,8 @@ impl Reader<'_> {
         String::from_utf8(sub).map_err(|_| bad(self))
     }
 
-    /// A key starting with `first`, then its value if any (read to its end, and checked).
-    fn key(&mut self, first: u8) -> Result<String, String> {
+    /// A key starting with `first`, then its value if any.
+    fn key(&mut self, first: u8) -> Result<(String, Option<String>), String> {
         let mut name = String::from(first.to_ascii_lowercase() as char);
         while let Some(c) = self.peek().filter(|c| c.is_ascii_alphanumeric() || *c == b'-') {
             self.next();
@@ -204,31 +211,45 @@ impl Reader<'_> {
             self.next();
         }
         match self.next() {
-            None | Some(b'\n') => Ok(name),
-            Some(b'=') => {
-                self.value()?;
-                Ok(name)
-            }
+            None | Some(b'\n') => Ok((name, None)),
+            Some(b'=') => Ok((name, Some(self.value()?))),
             _ => Err(self.at_line("a key followed by something other than `=`")),
         }
     }
 
     /// After `=`: the value, to the end of its line (or of the last line it goes on to).
-    fn value(&mut self) -> Result<(), String> {
+    fn value(&mut self) -> Result<String, String> {
         let (mut quoted, mut comment) = (false, false);
+        let (mut out, mut blanks) = (Vec::new(), 0usize);
         loop {
-            match self.next() {
+            let c = match self.next() {
                 None | Some(b'\n') if quoted => return Err(self.at_line("a quote not closed")),
-                None | Some(b'\n') => return Ok(()),
-                Some(_) if comment => {}
-                Some(b'#' | b';') if !quoted => comment = true,
-                Some(b'"') => quoted = !quoted,
-                Some(b'\\') => match self.next() {
-                    Some(b'\n' | b't' | b'b' | b'n' | b'\\' | b'"') => {}
+                None | Some(b'\n') => return String::from_utf8(out).map_err(|_| self.at_line("a value that is not UTF-8")),
+                Some(_) if comment => continue,
+                Some(c) if c.is_ascii_whitespace() && !quoted => {
+                    blanks += usize::from(!out.is_empty());
+                    continue;
+                }
+                Some(b'#' | b';') if !quoted => {
+                    comment = true;
+                    continue;
+                }
+                Some(0) => return Err(self.at_line("a NUL byte")),
+                Some(c) => c,
+            };
+            out.extend(std::iter::repeat_n(b' ', blanks));
+            blanks = 0;
+            match c {
+                b'"' => quoted = !quoted,
+                b'\\' => match self.next() {
+                    Some(b'\n') => {}
+                    Some(b't') => out.push(b'\t'),
+                    Some(b'b') => out.push(8),
+                    Some(b'n') => out.push(b'\n'),
+                    Some(c @ (b'\\' | b'"')) => out.push(c),
                     _ => return Err(self.at_line("a bad escape")),
                 },
-                Some(0) => return Err(self.at_line("a NUL byte")),
-                Some(_) => {}
+                c => out.push(c),
             }
         }
     }
@@ -252,6 +273,15 @@ mod tests {
         assert_eq!(names("[user]\n\tname = a \\\nfsmonitor = b\n\temail\n"), ["user.name", "user.email"]);
         assert_eq!(names("[user]\r\n\tname = \"a # b\"\r\n[core]\r\n\thooksPath = h\r\n"), ["user.name", "core.hookspath"]);
         assert_eq!(names("[a \"s\\\"]\\\\\"]\nk = v\n"), ["a.s\"]\\.k"]);
+    }
+
+    #[test]
+    fn values_are_read_as_git_reads_them() {
+        let text = "[core] hooksPath = \"my  hooks\"  # c\n[include]\n\tpath = a\\\n b ; c\n\tpath =   x\t y  \n\tbare\n";
+        let got: Vec<(String, Option<String>)> = entries(text.as_bytes()).unwrap().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let want = [("core.hookspath", Some("my  hooks")), ("include.path", Some("a b")), ("include.path", Some("x  y")), ("include.bare", None)];
+        let want: Vec<(String, Option<String>)> = want.iter().map(|(k, v)| (k.to_string(), v.map(String::from))).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -111,8 +111,21 @@ fn includes(config: &str) -> Vec<String> {
     values(config, |s| s.eq_ignore_ascii_case("include") || s.eq_ignore_ascii_case("includeif"), "path")
 }
 
-/// The non-empty values of `key` (lowercase) in the sections `section` accepts, in order.
+/// The non-empty values of `key` (lowercase) in the sections `section` accepts, in order, as
+/// git reads them (`gitconfig.rs`); a text git would refuse is read line by line instead.
 pub(crate) fn values(config: &str, section: impl Fn(&str) -> bool, key: &str) -> Vec<String> {
+    match crate::gitconfig::entries(config.as_bytes()) {
+        Ok(entries) => entries
+            .into_iter()
+            .filter(|(k, _)| section(&k.section) && k.name == key)
+            .filter_map(|(_, v)| v.filter(|v| !v.is_empty()))
+            .collect(),
+        Err(_) => by_line(config, section, key),
+    }
+}
+
+/// [`values`], line by line: `key = value` lines below a matching header.
+fn by_line(config: &str, section: impl Fn(&str) -> bool, key: &str) -> Vec<String> {
     let mut inside = false;
     let mut found = Vec::new();
     for line in config.lines() {
@@ -173,6 +186,9 @@ mod tests {
         assert_eq!(hooks_path("[core]\nhooksPath = a\n[core]\nhookspath = b # later wins\n"), Some("b".into()));
         assert_eq!(hooks_path("[remote \"origin\"]\n\thooksPath = x\n[user]\n\tname = n\n"), None);
         assert_eq!(hooks_path("[core]\n\thooksPath =\n"), None);
+        // On the header's line, as git reads it; a text git refuses, line by line.
+        assert_eq!(hooks_path("[core] hooksPath = .githooks\n"), Some(".githooks".into()));
+        assert_eq!(hooks_path("[core]\n\thooksPath = h\n\tbad = \"x\n"), Some("h".into()));
         let text = "[include]\n\tpath = ../.gitconfig\n[includeIf \"gitdir:~/work/\"]\n\tpath = ~/work.inc\n[core]\n\tpath = no\n";
         assert_eq!(includes(text), vec!["../.gitconfig".to_string(), "~/work.inc".to_string()]);
     }
