@@ -29,10 +29,17 @@ impl std::fmt::Display for Key {
 /// The first key of `text` that is not [`harmless`], or why `text` cannot be read as git
 /// reads it (then git refuses it too, or this reader might see other keys than git).
 pub(crate) fn first_unsafe(text: &[u8]) -> Option<String> {
-    match keys(text) {
-        Ok(keys) => keys.iter().find(|k| !harmless(k)).map(|k| format!("sets {k}")),
+    match entries(text) {
+        Ok(entries) => entries.iter().find(|(k, v)| !harmless(k) && !builtin(k, v.as_deref())).map(|(k, _)| format!("sets {k}")),
         Err(e) => Some(format!("cannot be read as git reads it ({e})")),
     }
+}
+
+/// `core.fsmonitor` set to a boolean: git's own daemon (`true`) or none; any other value is
+/// a program git runs.
+fn builtin(key: &Key, value: Option<&str>) -> bool {
+    let boolean = |v: &str| ["true", "false", "yes", "no", "on", "off", "1", "0", ""].iter().any(|b| v.eq_ignore_ascii_case(b));
+    key.section == "core" && key.subsection.is_none() && key.name == "fsmonitor" && value.is_none_or(boolean)
 }
 
 /// Whether a key only records what git wrote or changes how it stores or shows things: never
@@ -71,7 +78,7 @@ pub(crate) fn harmless(key: &Key) -> bool {
                 | "commentchar"
         ),
         ("extensions", None) => matches!(name, "objectformat" | "refstorage" | "worktreeconfig" | "partialclone"),
-        ("user", None) => matches!(name, "name" | "email"),
+        ("user", None) => matches!(name, "name" | "email" | "signingkey"),
         ("init", None) => name == "defaultbranch",
         ("commit" | "tag", None) => name == "gpgsign",
         ("pull", None) => matches!(name, "rebase" | "ff"),
@@ -312,6 +319,11 @@ mod tests {
              [user]\n\tname = Agent\n\temail = a@example.com\n[extensions]\n\tobjectformat = sha256\n"
         );
         assert_eq!(first_unsafe(clone.as_bytes()), None);
+        // Git's own file system monitor, or none.
+        for on in ["true", "False", "0", ""] {
+            assert_eq!(first_unsafe(format!("{init}[core]\n\tfsmonitor = {on}\n").as_bytes()), None, "{on}");
+        }
+        assert_eq!(first_unsafe(format!("{init}[core]\n\tfsmonitor\n").as_bytes()), None);
         for (text, key) in [
             ("[core]\n\tfsmonitor = touch pwned\n", "core.fsmonitor"),
             ("[core]\n\thooksPath = .husky/_\n", "core.hookspath"),
