@@ -358,6 +358,29 @@ pub fn cases() -> Vec<Case> {
                     if now == "[user]\n\tname = n\n" { Ok(()) } else { Err(format!(".gitconfig is now {now:?}")) }
                 }))
         }),
+        // Past the 8 shallowest repositories the sweep notes: git's own files made in a deeper
+        // one (a commondir it lacked, hooks where it had none) are read after the run too.
+        case("guarded-deep-repository", |fx| {
+            let config = "[core]\n\trepositoryformatversion = 0\n";
+            for i in 0..9 {
+                fx.plant(&format!("ws/r{i}/.git/config"), config, 0o644).map_err(|e| e.to_string())?;
+            }
+            fx.plant("ws/a/b/c/deep/.git/config", config, 0o644).map_err(|e| e.to_string())?;
+            fx.plant("ws/a/b/c/deep/.git/HEAD", "ref: refs/heads/main\n", 0o644).map_err(|e| e.to_string())?;
+            Ok(Attack::hidden(
+                "sleep 0.3; D=$W/a/b/c/deep/.git; mkdir -p $W/evil $D/hooks; \
+                 printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > $W/evil/config; echo ../../../../evil > $D/commondir; \
+                 printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > $D/hooks/post-checkout; chmod +x $D/hooks/post-checkout; echo END",
+            )
+            .deny("fs.write", "{ws}/")
+            .check(|fx, out| {
+                reached(out, "END")?;
+                let deep = fx.ws.join("a/b/c/deep/.git");
+                let left: Vec<&str> =
+                    ["commondir", "hooks/post-checkout"].into_iter().filter(|p| deep.join(p).symlink_metadata().is_ok()).collect();
+                if left.is_empty() { Ok(()) } else { Err(format!("left where git reads it: {left:?}")) }
+            }))
+        }),
         // Mercurial's per-repository config: `[hooks]` and `[extensions]` run on the host's
         // next `hg` command.
         case("guarded-hgrc", |fx| {
