@@ -340,4 +340,65 @@ mod tests {
             assert_eq!(first_unsafe(format!("{init}{text}").as_bytes()), Some(format!("sets {key}")), "{text:?}");
         }
     }
+
+    /// The keys git itself lists for `text` (`git config --list`), or `None` when git refuses
+    /// it.
+    fn git_keys(text: &[u8], file: &std::path::Path) -> Option<Vec<String>> {
+        std::fs::write(file, text).unwrap();
+        let out = std::process::Command::new("git")
+            .args(["config", "--no-includes", "--file"])
+            .arg(file)
+            .args(["--list", "--name-only", "-z"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git is installed");
+        let listed = String::from_utf8(out.stdout).ok()?;
+        out.status.success().then(|| listed.split('\0').filter(|k| !k.is_empty()).map(String::from).collect())
+    }
+
+    /// Against git itself: every text git reads, this reads with the same keys, or refuses
+    /// (a text git refuses may go either way: git runs nothing from it). Hand-written texts, then
+    /// each mutated with the characters that matter to the syntax (a fixed seed, a bounded
+    /// count).
+    #[test]
+    fn keys_are_the_keys_git_lists() {
+        let file = std::env::temp_dir().join(format!("warden-gitconfig-{}", std::process::id()));
+        let seeds: &[&[u8]] = &[
+            b"[core]\n\tbare = false\n\tfsmonitor = \"a b\" # c\n",
+            b"[core] hooksPath = h\n[include]path=x\n",
+            b"[remote \"o r\"]\n\turl = \"x;y\"\\\n\tfetch = z\n",
+            b"[a.B]\n\tk = \"v\\\"w\"\r\n\tk2\n",
+            b"\xef\xbb\xbf[x]\n;c\n#c\n\tk = 1 \\\n k3 = 2\n",
+            b"[s \"q\\\"\\\\\"]\n\tk = v\n",
+        ];
+        let alphabet = b"[]\"\\\n =#;a.\r\t-";
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % n as u64).unwrap()
+        };
+        let (mut agreed, mut refused, mut stricter) = (0, 0, 0);
+        for round in 0..seeds.len() * 40 {
+            let mut text = seeds[round % seeds.len()].to_vec();
+            for _ in 0..round / seeds.len() % 4 {
+                let at = next(text.len() + 1);
+                text.insert(at, alphabet[next(alphabet.len())]);
+            }
+            match (git_keys(&text, &file), keys(&text)) {
+                (Some(theirs), Ok(ours)) => {
+                    let ours: Vec<String> = ours.iter().map(Key::to_string).collect();
+                    assert_eq!(ours, theirs, "{:?}", String::from_utf8_lossy(&text));
+                    agreed += 1;
+                }
+                // Read by git, refused here (a key before any section, which git takes): the
+                // text fails the test, so nothing of it is trusted.
+                (Some(_), Err(_)) => stricter += 1,
+                (None, _) => refused += 1,
+            }
+        }
+        assert!(agreed > 100 && refused > 10 && stricter < agreed / 4, "{agreed} read alike, {refused} refused by git, {stricter} only here");
+        let _ = std::fs::remove_file(&file);
+    }
 }
