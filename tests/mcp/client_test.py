@@ -105,6 +105,15 @@ async def full_auto(warden, repo, ws, home):
             res = await call(s, tools, "search", {"pattern": "fn [ab]"})
             hits = [(m["path"], m["line"]) for m in res.structured_content["result"]["matches"]]
             check("search finds, skipping .gitignored files", hits == [("src/lib.rs", 1), ("src/lib.rs", 2)], hits)
+            # A link the sandboxed `exec` can make leads nowhere for the file tools, which act
+            # on the host: the policy decided on the path as written.
+            res = await call(s, tools, "exec", {"argv": ["python3", "-c", "import os; os.symlink('src', 'lk')"]})
+            check("exec made a link", res.structured_content["ran"] is True and os.path.islink(os.path.join(ws, "lk")), res.structured_content)
+            res = await call(s, tools, "write_file", {"path": "lk/x.rs", "content": "x"})
+            check("write_file through a link is refused", res.is_error and "symbolic link" in res.structured_content["error"], res.structured_content)
+            check("nothing was written through the link", not os.path.exists(os.path.join(ws, "src", "x.rs")))
+            res = await call(s, tools, "read_file", {"path": "lk/lib.rs"})
+            check("read_file through a link is refused", res.is_error and "symbolic link" in res.structured_content["error"], res.structured_content)
             res = await call(s, tools, "explain", {"command": "git push"})
             check("explain says deny and runs nothing", res.structured_content["decision"]["verdict"] == "deny" and res.structured_content["ran"] is False)
 

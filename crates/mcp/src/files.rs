@@ -1,9 +1,11 @@
 //! The file tools, through a `cap-std` directory rooted at the workspace: `..` and symlinks
 //! that lead out of it fail at the system-call level, whatever the lexical check missed.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 
 use cap_std::fs::Dir;
+
+use crate::beneath::{self, Open};
 
 use crate::paths::ToolPath;
 use crate::tools::{DirEntryOut, ListDirOut, ReadFileOut, WriteOut};
@@ -25,7 +27,7 @@ pub fn read_file(root: &Dir, p: &ToolPath, start: Option<u64>, end: Option<u64>)
     {
         return Err(format!("end_line {e} is before start_line {start}"));
     }
-    let file = root.open(&p.rel).map_err(|e| io_error("read", p, &e))?;
+    let (file, _) = beneath::open(root, &p.rel, Open::Read).map_err(|e| io_error("read", p, &e))?;
     if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
         return Err(format!("`{}` is a folder: use list_dir", p.rel.display()));
     }
@@ -65,7 +67,8 @@ pub fn read_file(root: &Dir, p: &ToolPath, start: Option<u64>, end: Option<u64>)
 
 /// `list_dir`.
 pub fn list_dir(root: &Dir, p: &ToolPath) -> Result<ListDirOut, String> {
-    let dir = root.read_dir(&p.rel).map_err(|e| io_error("list", p, &e))?;
+    let (folder, _) = beneath::open(root, &p.rel, Open::Read).map_err(|e| io_error("list", p, &e))?;
+    let dir = Dir::from_std_file(folder).entries().map_err(|e| io_error("list", p, &e))?;
     let mut entries = Vec::new();
     let mut truncated = false;
     for entry in dir {
@@ -92,13 +95,8 @@ pub fn write_file(root: &Dir, p: &ToolPath, content: &str) -> Result<WriteOut, S
     if content.len() as u64 > WRITE_CAP {
         return Err(format!("the content is {} bytes; write_file takes at most {WRITE_CAP}", content.len()));
     }
-    if let Some(parent) = p.rel.parent()
-        && !parent.as_os_str().is_empty()
-    {
-        root.create_dir_all(parent).map_err(|e| io_error("create the folder of", p, &e))?;
-    }
-    let created = root.symlink_metadata(&p.rel).is_err();
-    root.write(&p.rel, content.as_bytes()).map_err(|e| io_error("write", p, &e))?;
+    let (mut file, created) = beneath::open(root, &p.rel, Open::Write).map_err(|e| io_error("write", p, &e))?;
+    file.write_all(content.as_bytes()).map_err(|e| io_error("write", p, &e))?;
     Ok(WriteOut { path: display(p), bytes: content.len() as u64, created })
 }
 
@@ -107,11 +105,13 @@ pub fn edit_file(root: &Dir, p: &ToolPath, old: &str, new: &str) -> Result<Write
     if old.is_empty() {
         return Err("`old` is empty: give the exact text to replace".to_string());
     }
-    let size = root.metadata(&p.rel).map_err(|e| io_error("read", p, &e))?.len();
+    let (mut file, _) = beneath::open(root, &p.rel, Open::Read).map_err(|e| io_error("read", p, &e))?;
+    let size = file.metadata().map_err(|e| io_error("read", p, &e))?.len();
     if size > WRITE_CAP {
         return Err(format!("`{}` is {size} bytes; edit_file edits files of at most {WRITE_CAP}", p.rel.display()));
     }
-    let text = root.read_to_string(&p.rel).map_err(|e| io_error("read", p, &e))?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(|e| io_error("read", p, &e))?;
     match text.matches(old).count() {
         0 => Err(format!(
             "`old` was not found in `{}`: copy the exact text, with its whitespace and indentation (read_file shows it)",
@@ -119,7 +119,8 @@ pub fn edit_file(root: &Dir, p: &ToolPath, old: &str, new: &str) -> Result<Write
         )),
         1 => {
             let edited = text.replacen(old, new, 1);
-            root.write(&p.rel, edited.as_bytes()).map_err(|e| io_error("write", p, &e))?;
+            let (mut file, _) = beneath::open(root, &p.rel, Open::Write).map_err(|e| io_error("write", p, &e))?;
+            file.write_all(edited.as_bytes()).map_err(|e| io_error("write", p, &e))?;
             Ok(WriteOut { path: display(p), bytes: edited.len() as u64, created: false })
         }
         n => Err(format!(
@@ -135,6 +136,12 @@ fn display(p: &ToolPath) -> String {
 
 fn io_error(action: &str, p: &ToolPath, e: &std::io::Error) -> String {
     let path = p.rel.display();
+    if beneath::is_link(e) {
+        return format!(
+            "cannot {action} `{path}`: a symbolic link is on the way (or is the file); the file tools do not follow links, \
+             which could lead to a path the policy never decided: give the path it points to"
+        );
+    }
     match e.kind() {
         std::io::ErrorKind::NotFound => format!("cannot {action} `{path}`: it does not exist"),
         std::io::ErrorKind::PermissionDenied if e.to_string().contains("outside") => {

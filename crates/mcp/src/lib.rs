@@ -20,6 +20,7 @@
 //! - A changed policy replaces the old one only when it compiles (live reload, see `reload`).
 #![forbid(unsafe_code)]
 
+mod beneath;
 mod call;
 mod files;
 mod gate;

@@ -41,6 +41,15 @@ pub fn search(
     if !real_root.starts_with(&real_ws) {
         return Err(format!("cannot search `{}`: it leads outside the workspace", p.rel.display()));
     }
+    // The files found are decided by their paths below the root as written: a link on the way
+    // (`lk -> secrets`) would have them decided by other paths than their own.
+    let written = if p.rel == Path::new(".") { real_ws.clone() } else { real_ws.join(&p.rel) };
+    if real_root != written {
+        return Err(format!(
+            "cannot search `{}`: a symbolic link is on the way; the file tools do not follow links: give the path it points to",
+            p.rel.display()
+        ));
+    }
     let mut searcher = SearcherBuilder::new().binary_detection(BinaryDetection::quit(0)).line_number(true).build();
     let mut out = SearchOut { matches: Vec::new(), files_searched: 0, files_denied: 0, truncated: false };
     let walk = WalkBuilder::new(&root).require_git(false).follow_links(false).max_filesize(Some(MAX_FILE)).build();

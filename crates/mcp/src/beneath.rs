@@ -1,0 +1,116 @@
+//! Opening a workspace path without following a symbolic link anywhere on the way.
+//!
+//! The policy decides on the path as written. A link inside the workspace (`lk -> .git`, which
+//! a command run through `exec` can make) would let `lk/hooks/pre-commit` reach a guarded path
+//! the decision never saw, and the file tools act on the host, outside the sandbox. So every
+//! folder on the way is opened by its name in the one before with `O_NOFOLLOW`, and so is the
+//! last name: a link anywhere fails (`ELOOP`, `ENOTDIR`), whenever it was put there, and the
+//! path the tool acts on is the path that was decided.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Component, Path};
+
+use rustix::fs::{Mode, OFlags};
+
+/// How the last name is opened.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Open {
+    /// Read a file or list a folder.
+    Read,
+    /// Replace a file's content, making it (and the folders on the way) when missing.
+    Write,
+}
+
+/// `rel` (below `root`) opened as `how` says; for [`Open::Write`], whether it was made.
+pub(crate) fn open(root: &impl AsFd, rel: &Path, how: Open) -> io::Result<(File, bool)> {
+    let mut names = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => names.push(n),
+            Component::CurDir => {}
+            _ => return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a path below the workspace")),
+        }
+    }
+    let dir_flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Some((last, folders)) = names.split_last() else {
+        // The workspace itself.
+        let fd = rustix::fs::openat(root, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        return Ok((File::from(fd), false));
+    };
+    let mut at: Option<OwnedFd> = None;
+    for name in folders {
+        let parent = match &at {
+            Some(fd) => fd.as_fd(),
+            None => root.as_fd(),
+        };
+        let next = match rustix::fs::openat(parent, *name, dir_flags, Mode::empty()) {
+            Err(rustix::io::Errno::NOENT) if matches!(how, Open::Write) => {
+                match rustix::fs::mkdirat(parent, *name, Mode::from_raw_mode(0o755)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                rustix::fs::openat(parent, *name, dir_flags, Mode::empty())?
+            }
+            other => other?,
+        };
+        at = Some(next);
+    }
+    let parent = match &at {
+        Some(fd) => fd.as_fd(),
+        None => root.as_fd(),
+    };
+    let base = OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match how {
+        Open::Read => Ok((File::from(rustix::fs::openat(parent, *last, base | OFlags::RDONLY, Mode::empty())?), false)),
+        Open::Write => {
+            let mode = Mode::from_raw_mode(0o644);
+            match rustix::fs::openat(parent, *last, base | OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, mode) {
+                Ok(fd) => Ok((File::from(fd), true)),
+                Err(rustix::io::Errno::EXIST) => {
+                    Ok((File::from(rustix::fs::openat(parent, *last, base | OFlags::WRONLY | OFlags::TRUNC, mode)?), false))
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// Whether an error from [`open`] says a link was on the way (or is the last name).
+pub(crate) fn is_link(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() || code == rustix::io::Errno::NOTDIR.raw_os_error())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    #[test]
+    fn links_anywhere_on_the_way_fail_and_real_paths_work() {
+        let ws = warden_testdir::make("mcp-beneath", "links");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
+        std::os::unix::fs::symlink(".git", ws.join("lk")).unwrap();
+        std::os::unix::fs::symlink(".env", ws.join("e")).unwrap();
+        let root = File::open(&ws).unwrap();
+        for (rel, how) in [("lk/hooks/pre-commit", Open::Write), ("lk/hooks/new/x", Open::Write), ("e", Open::Read), ("e", Open::Write), ("lk", Open::Read)] {
+            let err = open(&root, Path::new(rel), how).unwrap_err();
+            assert!(is_link(&err), "{rel}: {err}");
+        }
+        assert!(!ws.join(".git/hooks/pre-commit").exists() && !ws.join(".git/hooks/new").exists());
+        assert_eq!(std::fs::read_to_string(ws.join(".env")).unwrap(), "SECRET=1\n");
+        // Real paths: made with their folders, replaced, read.
+        let (mut f, made) = open(&root, Path::new("src/new/a.txt"), Open::Write).unwrap();
+        f.write_all(b"one").unwrap();
+        assert!(made);
+        let (mut f, made) = open(&root, Path::new("src/new/a.txt"), Open::Write).unwrap();
+        f.write_all(b"two").unwrap();
+        assert!(!made);
+        let mut text = String::new();
+        open(&root, Path::new("./src/new/a.txt"), Open::Read).unwrap().0.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "two");
+        assert!(open(&root, Path::new("../x"), Open::Read).is_err());
+    }
+}
