@@ -98,6 +98,7 @@ pub(crate) fn harmless(key: &Key) -> bool {
 /// The keys of a config text, in order, as git's own reader finds them (`config.c`): a
 /// section header may be followed by a key on the same line, a value may go on over lines
 /// ending in `\`, comments start at `#` or `;` outside quotes. An error says where.
+#[cfg(test)]
 pub(crate) fn keys(text: &[u8]) -> Result<Vec<Key>, String> {
     Ok(entries(text)?.into_iter().map(|(k, _)| k).collect())
 }

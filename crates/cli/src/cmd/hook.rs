@@ -19,7 +19,7 @@ use crate::output::CliError;
 use call::{Call, InputError, Request};
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warden_engine::{Engine, Explanation, Query, RefuseAll, Session, SessionConfig};
 use warden_policy::ast::Verdict;
@@ -186,8 +186,20 @@ fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
         Protocol::ClaudeCode => "claude-code",
         Protocol::Gemini => "gemini",
     };
+    // A file tool's path through a symbolic link (`lk/hooks/pre-commit`, `lk -> .git`) is
+    // also decided as where it leads: the agent's tool follows the link.
+    let linked: Vec<Request> = call
+        .requests
+        .iter()
+        .filter_map(|r| match r {
+            Request::Tool { name, path: Some(path) } => {
+                through_links(&call.cwd, path).map(|real| Request::Tool { name: name.clone(), path: Some(real) })
+            }
+            _ => None,
+        })
+        .collect();
     let mut decided: Option<(Explanation, &Request)> = None;
-    for request in &call.requests {
+    for request in call.requests.iter().chain(&linked) {
         let query = match request {
             Request::Command(text) => Query::Command(text),
             Request::Tool { name, path } => Query::Tool { name, path: path.as_deref() },
@@ -203,6 +215,31 @@ fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
     // (every record is already synced).
     std::mem::forget(session);
     Ok(outcome)
+}
+
+/// Where `path` (relative to `cwd`) leads when a symbolic link is on the way or is its last
+/// name: the deepest part that exists, resolved, then the rest. `None` when that is the path
+/// itself (read by name: `..` taken lexically, as the policy takes it).
+fn through_links(cwd: &Path, path: &str) -> Option<String> {
+    let given = cwd.join(path);
+    let mut lexical = PathBuf::new();
+    for c in given.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => lexical.push(c),
+        }
+    }
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let real = rest.iter().rev().fold(existing.canonicalize().ok()?, |p, name| p.join(name));
+    (real != lexical).then(|| real.to_string_lossy().into_owned())
 }
 
 /// The session for the call: the layers discovered from (or given for) its working directory,

@@ -290,6 +290,34 @@ fn the_hook_s_cwd_picks_the_project_layer_and_the_workspace() {
 }
 
 #[test]
+fn a_file_tool_s_path_through_a_link_is_decided_where_it_leads() {
+    // The agent's Write and Read follow links; a command may have made `lk -> .git` and
+    // `e -> .env`. The path as written names nothing guarded: where it leads does.
+    let dir = tempdir("hook-links");
+    let ws = dir.join("repo");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
+    std::os::unix::fs::symlink(".git", ws.join("lk")).unwrap();
+    std::os::unix::fs::symlink(".env", ws.join("e")).unwrap();
+    let call = |file: &str, path: &str| {
+        let input = input_with("claude-code", file, |v| {
+            v["cwd"] = ws.to_str().unwrap().into();
+            v["tool_input"]["file_path"] = path.into();
+        });
+        answer("claude-code", &hook_in(&ws, &dir, "claude-code", &[], &input))
+    };
+    let (verdict, reason) = call("write-src.json", "lk/hooks/pre-commit");
+    assert_eq!(verdict, "deny", "{reason}");
+    assert!(reason.contains(".git/hooks/pre-commit"), "{reason}");
+    assert_eq!(call("write-src.json", "lk/hooks/new/x").0, "deny");
+    assert_eq!(call("read-src.json", "e").0, "deny");
+    // A real path, and one whose `..` only climbs back: decided as they are.
+    assert_ne!(call("write-src.json", "src/main.rs").0, "deny");
+    assert_ne!(call("read-src.json", "src/../src/main.rs").0, "deny");
+}
+
+#[test]
 fn every_hook_decision_is_audited_and_an_unrecordable_one_is_denied() {
     let dir = tempdir("hook-audit");
     let input = br#"{"session_id":"abc-123","transcript_path":"/dev/null","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls -la"}}"#;
