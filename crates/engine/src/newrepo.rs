@@ -291,7 +291,8 @@ pub(crate) fn check(before: &Before, host: &Host) -> Checked {
         return checked;
     }
     let vet = Vet::new(before, &made.replaced, host);
-    let (mut found, mut added): (Vec<(PathBuf, String)>, Vec<(PathBuf, String)>) = (Vec::new(), Vec::new());
+    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    let mut added: Vec<(PathBuf, String)> = Vec::new();
     for g in &made.gitdirs {
         vet.entry(g, &mut found);
     }
