@@ -105,15 +105,19 @@ async def full_auto(warden, repo, ws, home):
             res = await call(s, tools, "search", {"pattern": "fn [ab]"})
             hits = [(m["path"], m["line"]) for m in res.structured_content["result"]["matches"]]
             check("search finds, skipping .gitignored files", hits == [("src/lib.rs", 1), ("src/lib.rs", 2)], hits)
-            # A link the sandboxed `exec` can make leads nowhere for the file tools, which act
-            # on the host: the policy decided on the path as written.
-            res = await call(s, tools, "exec", {"argv": ["python3", "-c", "import os; os.symlink('src', 'lk')"]})
-            check("exec made a link", res.structured_content["ran"] is True and os.path.islink(os.path.join(ws, "lk")), res.structured_content)
+            # A link the sandboxed `exec` can make: the file tools, which act on the host, are
+            # decided (and act) where it leads, never on the name it was given.
+            with open(os.path.join(ws, ".env"), "w") as f:
+                f.write("SECRET=1\n")
+            code = "import os; os.symlink('src', 'lk'); os.symlink('.env', 'e')"
+            res = await call(s, tools, "exec", {"argv": ["python3", "-c", code]})
+            check("exec made the links", res.structured_content["ran"] is True and os.path.islink(os.path.join(ws, "e")), res.structured_content)
+            res = await call(s, tools, "read_file", {"path": "e"})
+            check("read_file through a link to .env is denied", res.is_error and "SECRET" not in text(res), res.structured_content)
             res = await call(s, tools, "write_file", {"path": "lk/x.rs", "content": "x"})
-            check("write_file through a link is refused", res.is_error and "symbolic link" in res.structured_content["error"], res.structured_content)
-            check("nothing was written through the link", not os.path.exists(os.path.join(ws, "src", "x.rs")))
-            res = await call(s, tools, "read_file", {"path": "lk/lib.rs"})
-            check("read_file through a link is refused", res.is_error and "symbolic link" in res.structured_content["error"], res.structured_content)
+            check("write_file through a link writes where it leads", res.structured_content["ok"] and os.path.isfile(os.path.join(ws, "src", "x.rs")), res.structured_content)
+            check("the result names the real path", res.structured_content["result"]["path"] == "src/x.rs", res.structured_content)
+            os.remove(os.path.join(ws, "src", "x.rs"))
             res = await call(s, tools, "explain", {"command": "git push"})
             check("explain says deny and runs nothing", res.structured_content["decision"]["verdict"] == "deny" and res.structured_content["ran"] is False)
 

@@ -1,10 +1,10 @@
 //! Opening a workspace path without following a symbolic link anywhere on the way.
 //!
-//! The policy decides on the path as written. A link inside the workspace (`lk -> .git`, which
-//! a command run through `exec` can make) would let `lk/hooks/pre-commit` reach a guarded path
-//! the decision never saw, and the file tools act on the host, outside the sandbox. So every
-//! folder on the way is opened by its name in the one before with `O_NOFOLLOW`, and so is the
-//! last name: a link anywhere fails (`ELOOP`, `ENOTDIR`), whenever it was put there, and the
+//! The file tools act on the host, outside the sandbox, on the path the policy decided: the
+//! path as resolved through its links (`paths::real`). A link put on the way after that (a
+//! command run through `exec` can make one: `lk -> .git`) would lead to a path the decision
+//! never saw. So every folder on the way is opened by its name in the one before with
+//! `O_NOFOLLOW`, and so is the last name: a link anywhere fails (`ELOOP`, `ENOTDIR`), and the
 //! path the tool acts on is the path that was decided.
 
 use std::fs::File;

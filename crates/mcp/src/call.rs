@@ -10,7 +10,7 @@ use warden_engine::{Outcome, Query};
 use warden_policy::ast::Verdict;
 
 use crate::gate::{self, OwnedJob, Shared};
-use crate::paths::{ToolPath, resolve};
+use crate::paths::{ToolPath, real, resolve};
 use crate::server::{Warden, file_result, result};
 use crate::tools::{DecisionView, EditFileArgs, ExecArgs, ExplainArgs, ExplainOut, ListDirArgs, ReadFileArgs, SearchArgs, WriteFileArgs};
 use crate::{files, search};
@@ -106,7 +106,9 @@ where
     S: FnOnce(&T) -> String,
 {
     let shared = &w.shared;
-    let p = match resolve(&shared.workspace, path) {
+    // Decided, and acted on, where the path leads (`paths::real`); opened with no link
+    // followed (`beneath.rs`), so a link swapped in meanwhile fails instead.
+    let p = match resolve(&shared.workspace, path).and_then(|p| real(&shared.workspace, &p)) {
         Ok(p) => p,
         Err(why) => return file_result::<T>(tool, &shared.explain(Query::Tool { name: tool, path: Some(path) }), Some(why), None, summary),
     };

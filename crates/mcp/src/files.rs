@@ -138,8 +138,8 @@ fn io_error(action: &str, p: &ToolPath, e: &std::io::Error) -> String {
     let path = p.rel.display();
     if beneath::is_link(e) {
         return format!(
-            "cannot {action} `{path}`: a symbolic link is on the way (or is the file); the file tools do not follow links, \
-             which could lead to a path the policy never decided: give the path it points to"
+            "cannot {action} `{path}`: a symbolic link was put on the way after the path was decided; \
+             the file tools follow no link there (it could lead to a path the policy never decided)"
         );
     }
     match e.kind() {

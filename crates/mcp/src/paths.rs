@@ -34,6 +34,35 @@ pub fn resolve(workspace: &Path, input: &str) -> Result<ToolPath, String> {
     Ok(ToolPath { abs: abs.to_string_lossy().into_owned(), rel })
 }
 
+/// `p` where it leads: through every symbolic link on the way, or that it is (the deepest part
+/// that exists, resolved, then the rest). The file tools act on this path and the policy
+/// decides on it: a link (`lk -> .git`, which a command run through `exec` can make) never
+/// makes the path decided differ from the path touched. `abs` keeps the workspace's own
+/// spelling, so that `${workspace}` patterns match.
+///
+/// # Errors
+/// When it leads outside the workspace, or the workspace cannot be resolved.
+pub fn real(workspace: &Path, p: &ToolPath) -> Result<ToolPath, String> {
+    let ws = workspace.canonicalize().map_err(|e| format!("cannot resolve the workspace `{}`: {e}", workspace.display()))?;
+    let lexical = if p.rel == Path::new(".") { ws.clone() } else { ws.join(&p.rel) };
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        let (Some(name), Some(up)) = (existing.file_name(), existing.parent()) else { break };
+        rest.push(name);
+        existing = up;
+    }
+    let resolved = existing.canonicalize().map_err(|e| format!("cannot resolve `{}`: {e}", p.rel.display()))?;
+    let target = rest.iter().rev().fold(resolved, |at, name| at.join(name));
+    let Ok(rel) = target.strip_prefix(&ws) else {
+        return Err(format!("the path `{}` leads outside the workspace through a symbolic link", p.rel.display()));
+    };
+    if rel.as_os_str().is_empty() {
+        return Ok(ToolPath { rel: PathBuf::from("."), abs: workspace.to_string_lossy().into_owned() });
+    }
+    Ok(ToolPath { abs: workspace.join(rel).to_string_lossy().into_owned(), rel: rel.to_path_buf() })
+}
+
 /// Lexical normalisation; `None` when `..` climbs above the start.
 fn normalise(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
@@ -89,5 +118,23 @@ mod tests {
         }
         assert_eq!(resolve(ws, "a/b").unwrap().abs, "/ws/a/b");
         assert!(resolve(ws, "../x").unwrap_err().contains("outside the workspace"));
+    }
+
+    #[test]
+    fn links_are_resolved_to_where_they_lead_and_never_out() {
+        let ws = warden_testdir::make("mcp-paths", "real");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::write(ws.join(".env"), "x").unwrap();
+        std::os::unix::fs::symlink(".git", ws.join("lk")).unwrap();
+        std::os::unix::fs::symlink(".env", ws.join("e")).unwrap();
+        std::os::unix::fs::symlink("/etc", ws.join("out")).unwrap();
+        let real_of = |input: &str| real(&ws, &resolve(&ws, input).unwrap()).map(|p| (p.rel.to_string_lossy().into_owned(), p.abs));
+        let at = |rel: &str| ws.join(rel).to_string_lossy().into_owned();
+        assert_eq!(real_of("lk/hooks/pre-commit").unwrap(), (".git/hooks/pre-commit".into(), at(".git/hooks/pre-commit")));
+        assert_eq!(real_of("lk/new/x").unwrap().0, ".git/new/x");
+        assert_eq!(real_of("e").unwrap().0, ".env");
+        assert_eq!(real_of("src/a.rs").unwrap().0, "src/a.rs");
+        assert_eq!(real_of(".").unwrap(), (".".into(), ws.to_string_lossy().into_owned()));
+        assert!(real_of("out/passwd").unwrap_err().contains("outside the workspace"));
     }
 }

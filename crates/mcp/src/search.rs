@@ -41,8 +41,9 @@ pub fn search(
     if !real_root.starts_with(&real_ws) {
         return Err(format!("cannot search `{}`: it leads outside the workspace", p.rel.display()));
     }
-    // The files found are decided by their paths below the root as written: a link on the way
-    // (`lk -> secrets`) would have them decided by other paths than their own.
+    // The files found are decided by their paths below the root as written, which the caller
+    // resolved (`paths::real`): a link put on the way since would have them decided by other
+    // paths than their own.
     let written = if p.rel == Path::new(".") { real_ws.clone() } else { real_ws.join(&p.rel) };
     if real_root != written {
         return Err(format!(
