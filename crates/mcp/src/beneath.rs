@@ -77,7 +77,8 @@ pub(crate) fn open(root: &impl AsFd, rel: &Path, how: Open) -> io::Result<(File,
     }
 }
 
-/// Whether an error from [`open`] says a link was on the way (or is the last name).
+/// Whether an error from [`open`] says a link (or a file) was on the way, or the last name is a
+/// link.
 pub(crate) fn is_link(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() || code == rustix::io::Errno::NOTDIR.raw_os_error())
 }

@@ -138,8 +138,9 @@ fn io_error(action: &str, p: &ToolPath, e: &std::io::Error) -> String {
     let path = p.rel.display();
     if beneath::is_link(e) {
         return format!(
-            "cannot {action} `{path}`: a symbolic link was put on the way after the path was decided; \
-             the file tools follow no link there (it could lead to a path the policy never decided)"
+            "cannot {action} `{path}`: something other than a folder is on the way, or the file is a symbolic link \
+             (put there after the path was decided: the file tools follow no link then, it could lead to a path \
+             the policy never decided)"
         );
     }
     match e.kind() {
