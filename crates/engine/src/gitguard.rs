@@ -79,23 +79,7 @@ fn config_paths(tree: &mut Tree, env: &Environment) -> Vec<(PathBuf, bool)> {
             add(home(&value).unwrap_or_else(|| repo.join(&value)), true);
         }
         for value in includes(&own) {
-            add(lexical(&home(&value).unwrap_or_else(|| repo.join(".git").join(&value))), false);
-        }
-    }
-    out
-}
-
-/// `p` with `.` and `..` resolved by name (`.git/..` is the repository's top: `.git` is a
-/// folder there, not a link).
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => out.push(c),
+            add(crate::leads::lexical(&home(&value).unwrap_or_else(|| repo.join(".git").join(&value))), false);
         }
     }
     out

@@ -26,6 +26,7 @@ mod environment;
 mod gitconfig;
 mod gitguard;
 mod layers;
+pub mod leads;
 mod narrow;
 mod newrepo;
 mod records;

@@ -41,20 +41,11 @@ pub fn resolve(workspace: &Path, input: &str) -> Result<ToolPath, String> {
 /// spelling, so that `${workspace}` patterns match.
 ///
 /// # Errors
-/// When it leads outside the workspace, or the workspace cannot be resolved.
+/// When it leads outside the workspace, or cannot be resolved.
 pub fn real(workspace: &Path, p: &ToolPath) -> Result<ToolPath, String> {
-    let ws = workspace.canonicalize().map_err(|e| format!("cannot resolve the workspace `{}`: {e}", workspace.display()))?;
-    let lexical = if p.rel == Path::new(".") { ws.clone() } else { ws.join(&p.rel) };
-    let mut existing = lexical.as_path();
-    let mut rest = Vec::new();
-    while existing.symlink_metadata().is_err() {
-        let (Some(name), Some(up)) = (existing.file_name(), existing.parent()) else { break };
-        rest.push(name);
-        existing = up;
-    }
-    let resolved = existing.canonicalize().map_err(|e| format!("cannot resolve `{}`: {e}", p.rel.display()))?;
-    let target = rest.iter().rev().fold(resolved, |at, name| at.join(name));
-    let Ok(rel) = target.strip_prefix(&ws) else {
+    let lexical = if p.rel == Path::new(".") { workspace.to_path_buf() } else { workspace.join(&p.rel) };
+    let target = warden_engine::leads::leads_to_spelled(&lexical, &[workspace]).ok_or_else(|| format!("cannot resolve `{}`", p.rel.display()))?;
+    let Ok(rel) = target.strip_prefix(workspace) else {
         return Err(format!("the path `{}` leads outside the workspace through a symbolic link", p.rel.display()));
     };
     if rel.as_os_str().is_empty() {

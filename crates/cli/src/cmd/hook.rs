@@ -188,12 +188,14 @@ fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
     };
     // A file tool's path through a symbolic link (`lk/hooks/pre-commit`, `lk -> .git`) is
     // also decided as where it leads: the agent's tool follows the link.
+    let context = session.engine().context();
+    let bases = [Path::new(&context.workspace), Path::new(&context.home)];
     let linked: Vec<Request> = call
         .requests
         .iter()
         .filter_map(|r| match r {
             Request::Tool { name, path: Some(path) } => {
-                through_links(&call.cwd, path).map(|real| Request::Tool { name: name.clone(), path: Some(real) })
+                through_links(&call.cwd, path, &bases).map(|real| Request::Tool { name: name.clone(), path: Some(real) })
             }
             _ => None,
         })
@@ -218,27 +220,11 @@ fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
 }
 
 /// Where `path` (relative to `cwd`) leads when a symbolic link is on the way or is its last
-/// name: the deepest part that exists, resolved, then the rest. `None` when that is the path
-/// itself (read by name: `..` taken lexically, as the policy takes it).
-fn through_links(cwd: &Path, path: &str) -> Option<String> {
-    let given = cwd.join(path);
-    let mut lexical = PathBuf::new();
-    for c in given.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                lexical.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => lexical.push(c),
-        }
-    }
-    let mut existing = lexical.as_path();
-    let mut rest = Vec::new();
-    while existing.symlink_metadata().is_err() {
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
-    }
-    let real = rest.iter().rev().fold(existing.canonicalize().ok()?, |p, name| p.join(name));
+/// name, spelled from `bases` (the workspace, the home) as the policy names them. `None` when
+/// that is the path itself (read by name: `..` taken lexically, as the policy takes it).
+fn through_links(cwd: &Path, path: &str, bases: &[&Path]) -> Option<String> {
+    let lexical = warden_engine::leads::lexical(&cwd.join(path));
+    let real = warden_engine::leads::leads_to_spelled(&lexical, bases)?;
     (real != lexical).then(|| real.to_string_lossy().into_owned())
 }
 

@@ -315,6 +315,19 @@ fn a_file_tool_s_path_through_a_link_is_decided_where_it_leads() {
     // A real path, and one whose `..` only climbs back: decided as they are.
     assert_ne!(call("write-src.json", "src/main.rs").0, "deny");
     assert_ne!(call("read-src.json", "src/../src/main.rs").0, "deny");
+    // A workspace named through a link of its own: where a path leads keeps that name (the
+    // resolved name would be outside the workspace the policy knows).
+    let named = dir.join("named");
+    std::os::unix::fs::symlink(&ws, &named).unwrap();
+    let input = input_with("claude-code", "write-src.json", |v| {
+        v["cwd"] = named.to_str().unwrap().into();
+        v["tool_input"]["file_path"] = "src/main.rs".into();
+    });
+    let policy = dir.join("workspace.policy");
+    std::fs::write(&policy, "version 1\ndefault deny\nallow tools write_file\nallow fs write \"${workspace}/**\"\n").unwrap();
+    let args = ["--workspace", named.to_str().unwrap(), "--policy", policy.to_str().unwrap()];
+    let (verdict, reason) = answer("claude-code", &hook_in(&named, &dir, "claude-code", &args, &input));
+    assert_eq!(verdict, "allow", "{reason}");
 }
 
 #[test]
