@@ -90,10 +90,30 @@ pub fn list_dir(root: &Dir, p: &ToolPath) -> Result<ListDirOut, String> {
     Ok(ListDirOut { path: display(p), entries, truncated })
 }
 
+/// Why the file tools do not write `p`, when it is one of git's own: a `.git` (a folder, or a
+/// file naming one) or anything in it, or a `HEAD` or `commondir`, which make a folder one git
+/// takes for a repository's. A repository's config and hooks run programs on the host's next
+/// `git`: one made through these tools would be git's without anything reading it first (a
+/// command's is read after its run); git itself, through `exec`, makes them in the sandbox.
+fn git_own(p: &ToolPath) -> Option<String> {
+    let name = p.rel.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let inside = p.rel.components().any(|c| c.as_os_str() == ".git");
+    (inside || name == "HEAD" || name == "commondir").then(|| {
+        format!(
+            "`{}` is git's own (a repository's folder, or what makes a folder one): the file tools do not write it; \
+             run git through exec instead",
+            p.rel.display()
+        )
+    })
+}
+
 /// `write_file`.
 pub fn write_file(root: &Dir, p: &ToolPath, content: &str) -> Result<WriteOut, String> {
     if content.len() as u64 > WRITE_CAP {
         return Err(format!("the content is {} bytes; write_file takes at most {WRITE_CAP}", content.len()));
+    }
+    if let Some(why) = git_own(p) {
+        return Err(why);
     }
     let (mut file, created) = beneath::open(root, &p.rel, Open::Write).map_err(|e| io_error("write", p, &e))?;
     file.write_all(content.as_bytes()).map_err(|e| io_error("write", p, &e))?;
@@ -104,6 +124,9 @@ pub fn write_file(root: &Dir, p: &ToolPath, content: &str) -> Result<WriteOut, S
 pub fn edit_file(root: &Dir, p: &ToolPath, old: &str, new: &str) -> Result<WriteOut, String> {
     if old.is_empty() {
         return Err("`old` is empty: give the exact text to replace".to_string());
+    }
+    if let Some(why) = git_own(p) {
+        return Err(why);
     }
     let (mut file, _) = beneath::open(root, &p.rel, Open::Read).map_err(|e| io_error("read", p, &e))?;
     let size = file.metadata().map_err(|e| io_error("read", p, &e))?.len();
@@ -174,6 +197,26 @@ mod tests {
         assert!(edit_file(&dir, &p, "four", "4").unwrap_err().contains("not found"));
         edit_file(&dir, &p, "three", "3").unwrap();
         assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "one\ntwo\n3\ntwo\n");
+    }
+
+    #[test]
+    fn git_s_own_files_are_not_written() {
+        let (ws, dir) = workspace("git");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::write(ws.join("notes.txt"), "HEAD\n").unwrap();
+        for rel in ["sub/.git", ".git/config", "lib/.git/hooks/pre-commit", "evil/HEAD", "wt/commondir"] {
+            let err = write_file(&dir, &resolve(&ws, rel).unwrap(), "gitdir: ../evil\n").unwrap_err();
+            assert!(err.contains("git's own"), "{rel}: {err}");
+            assert!(!ws.join(rel).exists(), "{rel}");
+        }
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(ws.join(".git/description"), "x").unwrap();
+        assert!(edit_file(&dir, &resolve(&ws, ".git/description").unwrap(), "x", "y").unwrap_err().contains("git's own"));
+        // Names that only look like git's are written.
+        write_file(&dir, &resolve(&ws, "docs/.gitignore").unwrap(), "target\n").unwrap();
+        write_file(&dir, &resolve(&ws, "src/head.rs").unwrap(), "").unwrap();
+        edit_file(&dir, &resolve(&ws, "notes.txt").unwrap(), "HEAD", "main").unwrap();
+        let _ = std::fs::remove_dir_all(&ws);
     }
 
     #[test]
