@@ -84,17 +84,24 @@ pub(crate) fn is_link(e: &io::Error) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::{Read, Write};
 
-    #[test]
-    fn links_anywhere_on_the_way_fail_and_real_paths_work() {
-        let ws = warden_testdir::make("mcp-beneath", "links");
+    /// A workspace with `.git/hooks/`, a `.env` secret, and links to both: `lk -> .git`,
+    /// `e -> .env`.
+    pub(crate) fn linked_workspace(name: &str) -> std::path::PathBuf {
+        let ws = warden_testdir::make("mcp-links", name);
         std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
         std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
         std::os::unix::fs::symlink(".git", ws.join("lk")).unwrap();
         std::os::unix::fs::symlink(".env", ws.join("e")).unwrap();
+        ws
+    }
+
+    #[test]
+    fn links_anywhere_on_the_way_fail_and_real_paths_work() {
+        let ws = linked_workspace("beneath");
         let root = File::open(&ws).unwrap();
         for (rel, how) in [("lk/hooks/pre-commit", Open::Write), ("lk/hooks/new/x", Open::Write), ("e", Open::Read), ("e", Open::Write), ("lk", Open::Read)] {
             let err = open(&root, Path::new(rel), how).unwrap_err();

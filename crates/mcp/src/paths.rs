@@ -113,11 +113,7 @@ mod tests {
 
     #[test]
     fn links_are_resolved_to_where_they_lead_and_never_out() {
-        let ws = warden_testdir::make("mcp-paths", "real");
-        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
-        std::fs::write(ws.join(".env"), "x").unwrap();
-        std::os::unix::fs::symlink(".git", ws.join("lk")).unwrap();
-        std::os::unix::fs::symlink(".env", ws.join("e")).unwrap();
+        let ws = crate::beneath::tests::linked_workspace("real");
         std::os::unix::fs::symlink("/etc", ws.join("out")).unwrap();
         let real_of = |input: &str| real(&ws, &resolve(&ws, input).unwrap()).map(|p| (p.rel.to_string_lossy().into_owned(), p.abs));
         let at = |rel: &str| ws.join(rel).to_string_lossy().into_owned();

@@ -62,6 +62,12 @@ macro_rules! mutation {
     };
 }
 
+/// Fails unless the workspace file `rel` still holds `planted`.
+fn unchanged(fx: &crate::fixture::Fixture, rel: &str, planted: &str) -> Result<(), String> {
+    let now = fs::read_to_string(fx.ws.join(rel)).unwrap_or_default();
+    if now == planted { Ok(()) } else { Err(format!("{rel} is now {now:?}")) }
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         // outside/: not in the grants at all.
@@ -318,8 +324,7 @@ pub fn cases() -> Vec<Case> {
             .deny("fs.write", "{ws}/lib")
             .check(move |fx, out| {
                 reached(out, "END")?;
-                let now = fs::read_to_string(fx.ws.join("lib/.git")).unwrap_or_default();
-                if now == pointer { Ok(()) } else { Err(format!("lib/.git is now {now:?}")) }
+                unchanged(fx, "lib/.git", pointer)
             }))
         }),
         // `core.hooksPath` moves the hooks git runs out of `.git/hooks`: to a folder of the
@@ -354,8 +359,7 @@ pub fn cases() -> Vec<Case> {
                 .deny("fs.write", "{ws}/.gitconfig")
                 .check(|fx, out| {
                     reached(out, "END")?;
-                    let now = fs::read_to_string(fx.ws.join(".gitconfig")).unwrap_or_default();
-                    if now == "[user]\n\tname = n\n" { Ok(()) } else { Err(format!(".gitconfig is now {now:?}")) }
+                    unchanged(fx, ".gitconfig", "[user]\n\tname = n\n")
                 }))
         }),
         // Past the 8 shallowest repositories the sweep notes: git's own files made in a deeper
@@ -392,8 +396,7 @@ pub fn cases() -> Vec<Case> {
             .deny("fs.write", "{ws}/.hg")
             .check(|fx, out| {
                 reached(out, "END")?;
-                let now = fs::read_to_string(fx.ws.join(".hg/hgrc")).unwrap_or_default();
-                if now == "[ui]\nusername = u\n" { Ok(()) } else { Err(format!(".hg/hgrc is now {now:?}")) }
+                unchanged(fx, ".hg/hgrc", "[ui]\nusername = u\n")
             }))
         }),
         // Guarded paths that do not exist when the run starts: no mount covers them, so warden
