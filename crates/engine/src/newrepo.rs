@@ -155,6 +155,14 @@ struct Made {
     cut: bool,
 }
 
+impl Made {
+    /// Nothing to read: no git folder may be new, and none there was has a file git reads
+    /// that it did not have.
+    fn is_empty(&self) -> bool {
+        self.gitdirs.is_empty() && self.added.is_empty()
+    }
+}
+
 /// Finds what changed without walking the roots again: only the folders that changed since
 /// the walk are listed, and only folders that were not there are walked.
 fn made(before: &Before) -> Made {
@@ -287,10 +295,15 @@ impl Host {
 
 /// After the run: finds the git folders that are new, reads them, and moves aside what would
 /// make git run something.
+#[cfg(test)]
 pub(crate) fn check(before: &Before, host: &Host) -> Checked {
-    let made = made(before);
+    vet(before, made(before), host)
+}
+
+/// [`check`] of what [`made`] found.
+fn vet(before: &Before, made: Made, host: &Host) -> Checked {
     let mut checked = Checked { cut: made.cut, ..Checked::default() };
-    if made.gitdirs.is_empty() && made.added.is_empty() {
+    if made.is_empty() {
         return checked;
     }
     let vet = Vet::new(before, &made.replaced, host);
@@ -322,7 +335,13 @@ pub(crate) fn check(before: &Before, host: &Host) -> Checked {
 /// [`check`] after a run, its findings in the run's denials and notes.
 pub(crate) fn report(run: &mut warden_feedback::Run, before: &Before, env: &crate::Environment) {
     let configs = [PathBuf::from("/etc/gitconfig"), env.config_home.join("git/config"), env.home.join(".gitconfig")];
-    let checked = check(before, &Host::read(&configs, &env.home, &before.roots));
+    // The user's git config is read only when there is a new git folder to judge.
+    let made = made(before);
+    let checked = if made.is_empty() {
+        Checked { cut: made.cut, ..Checked::default() }
+    } else {
+        vet(before, made, &Host::read(&configs, &env.home, &before.roots))
+    };
     // A command can make any number: the result names the first ones and counts the rest.
     for (path, to, why) in checked.moved.iter().take(MAX_REPORTED) {
         run.denials.push(warden_feedback::Denial {

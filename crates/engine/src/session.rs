@@ -243,15 +243,22 @@ impl Session {
         // gate waits for it. A run that starts nothing (the outcome says why) never calls the
         // gate: its record is waited for afterwards all the same. The log goes back to the
         // session only once the record is written (or the thread has ended).
+        // The result comes back on a channel, not by joining the thread: its exit (its stack
+        // given back) is then off the command's path.
         let shared = Arc::new(std::sync::Mutex::new(log.take()));
         let entry = Arc::new(entry);
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let write = {
             let (shared, entry) = (Arc::clone(&shared), Arc::clone(&entry));
-            move || append(&mut held(&shared), &entry)
+            move || {
+                let result = append(&mut held(&shared), &entry);
+                let _ = tx.send(result);
+            }
         };
         let mut writing = warden_sandbox::spawn_apart(std::thread::Builder::new().name("warden-record".into()), write).ok();
         let mut written = || match writing.take() {
-            Some(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("writing the decision record panicked".into()))),
+            // A thread that ended without sending (a panic) dropped its sender.
+            Some(_thread) => rx.recv().unwrap_or_else(|_| Err(SessionError::Audit("writing the decision record panicked".into()))),
             None => append(&mut held(&shared), &entry),
         };
         let mut recorded = None;
