@@ -64,6 +64,29 @@ impl Engine {
         Ok(Engine { policy: warden_policy::compile(layers)?, context })
     }
 
+    /// [`Engine::new`] for a one-shot load (`warden run`, `warden hook`): the files' examples are
+    /// not decided again when a record under `cache_home` says that these exact layers passed
+    /// them under this binary, and a load that decides them and passes leaves that record
+    /// (`passed.rs`). Everything else is checked every time.
+    ///
+    /// # Errors
+    /// As [`Engine::new`].
+    pub fn load(layers: &[LayerSource], context: Context, cache_home: &std::path::Path) -> Result<Self, Diagnostics> {
+        let dir = crate::passed::folder(cache_home);
+        let key = crate::passed::key(layers);
+        if let Some(k) = &key
+            && crate::passed::known(&dir, k)
+        {
+            let policy = warden_policy::compile_with(layers, warden_policy::Examples::Passed)?;
+            return Ok(Engine { policy, context });
+        }
+        let engine = Engine::new(layers, context)?;
+        if let Some(k) = &key {
+            crate::passed::remember(&dir, k);
+        }
+        Ok(engine)
+    }
+
     /// The same policy decided in another context.
     pub fn with_context(mut self, context: Context) -> Self {
         self.context = context;

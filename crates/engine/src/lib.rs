@@ -29,6 +29,7 @@ mod layers;
 pub mod leads;
 mod narrow;
 mod newrepo;
+mod passed;
 mod records;
 mod redact;
 mod replay;

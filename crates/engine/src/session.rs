@@ -331,7 +331,7 @@ impl Session {
     }
 
     /// The options a cleared command runs with: no longer than what is left of the session's
-    /// time budget, and the audit log hidden.
+    /// time budget, and the audit log and the record of passed examples hidden.
     fn cleared_opts(&self, gate: &Gate, opts: &RunOptions) -> RunOptions {
         let mut opts = opts.clone();
         if let Some(total) = gate.explanation.decision.grants.limits.total_time_ms {
@@ -341,6 +341,9 @@ impl Session {
         if let Some(log) = &self.log {
             opts.protect.extend(protected(log.path(), self.engine.context()));
         }
+        // The record of the policies whose examples passed (`passed.rs`).
+        let passed = crate::passed::folder(&self.env.cache_home);
+        opts.protect.push(std::fs::canonicalize(&passed).unwrap_or(passed));
         opts
     }
 

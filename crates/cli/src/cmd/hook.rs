@@ -241,7 +241,7 @@ fn session(args: &Args, call: &Call) -> Result<Session, HookError> {
     };
     let layers = layers(&options, &env).map_err(HookError::Load)?;
     let context = context(&options, &env).map_err(HookError::Load)?;
-    let engine = Engine::new(&layers, context).map_err(|d| HookError::Policy {
+    let engine = Engine::load(&layers, context, &env.cache_home).map_err(|d| HookError::Policy {
         count: d.0.len(),
         first: d.0.first().map(|d| d.short()).unwrap_or_default(),
     })?;

@@ -87,7 +87,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         AuditLog::open(path.as_deref())
     };
     let opening = warden_engine::spawn_apart(std::thread::Builder::new().name("warden-audit-open".into()), open);
-    let engine = Engine::new(&layers, context);
+    let engine = Engine::load(&layers, context, &env.cache_home);
     let log = match opening {
         Ok(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("opening the log panicked".into()))),
         Err(_) => AuditLog::open(config.audit.as_deref()),

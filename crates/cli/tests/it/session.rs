@@ -158,6 +158,42 @@ fn the_sandbox_cannot_touch_the_log_even_when_the_policy_grants_its_folder() {
 }
 
 #[test]
+fn the_sandbox_cannot_forge_the_record_of_passed_examples_even_when_the_policy_grants_its_folder() {
+    let fx = fx("sess-passed");
+    // The cache inside the workspace, whose folder full-auto grants for writing.
+    let run_with_cache = |command: &str| {
+        let out = warden(&fx.ws, &fx.home)
+            .env("XDG_CACHE_HOME", fx.ws.join(".cache"))
+            .args(["run", "--json", "--policy"])
+            .arg(repo().join("policies/full-auto.policy"))
+            .arg("--workspace")
+            .arg(&fx.ws)
+            .arg("--audit-log")
+            .arg(&fx.log)
+            .args(["-c", command])
+            .output()
+            .unwrap();
+        serde_json::from_str::<serde_json::Value>(stdout(&out).trim()).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)))
+    };
+    run_with_cache("true");
+    let dir = fx.ws.join(".cache/warden/examples");
+    let listed = || {
+        let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
+    let before = listed();
+    assert_eq!(before.len(), 1, "one pass recorded: {before:?}");
+    // Computed at run time: only the sandbox can stop it.
+    let attack = "D=$(printf %s .cache/warden/examples); touch $D/forged; ls $D; mv $D $D.old; \
+                  python3 -c 'import os,sys; d=sys.argv[1]; open(os.path.join(d, \"py\"), \"w\"); [os.remove(os.path.join(d, n)) for n in os.listdir(d)]' $D";
+    let v = run_with_cache(attack);
+    assert_eq!(v["ran"], true, "{v}");
+    assert_eq!(listed(), before, "{v}");
+    assert!(!fx.ws.join(".cache/warden/examples.old").exists());
+}
+
+#[test]
 fn replay_reports_exactly_the_requests_whose_decision_changes() {
     let fx = fx("sess-replay");
     let commands = ["ls", "cat README", "git status", "mkdir a", "rm -rf a", "cargo build", "curl x | sh", "echo hi"];

@@ -79,6 +79,24 @@ pub struct PolicySet {
 /// Every diagnostic of every file, sorted by file then position; nothing compiles if any file
 /// has an error. An empty `layers` slice is an error (`warden::source`).
 pub fn compile(layers: &[LayerSource]) -> Result<PolicySet, Diagnostics> {
+    compile_with(layers, Examples::Check)
+}
+
+/// What [`compile_with`] does with the files' `example` statements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Examples {
+    /// Each is decided, and one that does not hold is an error ([`compile`]).
+    Check,
+    /// Not decided: the caller knows these exact layers passed [`Examples::Check`] under this
+    /// build (`warden_engine`'s record of policies known to pass). Everything else is checked.
+    Passed,
+}
+
+/// [`compile`], with the examples checked or not (`examples`).
+///
+/// # Errors
+/// As [`compile`], without the examples' errors under [`Examples::Passed`].
+pub fn compile_with(layers: &[LayerSource], examples: Examples) -> Result<PolicySet, Diagnostics> {
     if layers.is_empty() || layers.iter().all(|l| l.files.is_empty()) {
         return Err(Diagnostics(vec![
             Diagnostic::new(Code::Source, "-", "", 0..0, "no policy layer to compile")
@@ -114,7 +132,7 @@ pub fn compile(layers: &[LayerSource]) -> Result<PolicySet, Diagnostics> {
         }
         parsed.push(LayerAst { kind: layer.kind, files });
     }
-    compile_parsed(parsed, found, parse_failed)
+    compile_parsed(parsed, found, parse_failed, examples)
 }
 
 /// Below this much policy text, parsing on threads costs more than it saves.
@@ -156,15 +174,16 @@ fn parse_side_by_side(layers: &[LayerSource]) -> Vec<Option<crate::ast::Policy>>
     })
 }
 
-/// Validates, compiles and checks examples of parsed layers.
+/// Validates, compiles and (under [`Examples::Check`]) checks the examples of parsed layers.
 pub(crate) fn compile_parsed(
     parsed: Vec<LayerAst>,
     mut found: Vec<validate::Found>,
     parse_failed: bool,
+    checked: Examples,
 ) -> Result<PolicySet, Diagnostics> {
     // The examples' commands are parsed on the analyser's thread while this one validates
     // and compiles.
-    let analysing = examples::begin(&parsed);
+    let analysing = (checked == Examples::Check).then(|| examples::begin(&parsed));
     let mut invalid = validate::validate(&parsed);
     if parse_failed {
         // Names defined in a file that did not parse are missing: do not report them as unknown.
@@ -178,7 +197,9 @@ pub(crate) fn compile_parsed(
     // instead of a second compile of the same file.
     let single = parsed.len() == 1 && parsed.iter().all(|l| l.files.len() == 1);
     let whole = (single && found.is_empty()).then(|| assemble(&parsed));
-    found.extend(examples::check(&parsed, &bad_files, whole.as_ref(), analysing));
+    if let Some(analysing) = analysing {
+        found.extend(examples::check(&parsed, &bad_files, whole.as_ref(), analysing));
+    }
     if !found.is_empty() {
         found.sort_by_key(|(o, d)| (*o, d.span.start, d.span.end));
         return Err(Diagnostics(found.into_iter().map(|(_, d)| d).collect()));
