@@ -38,7 +38,8 @@ fn os(stage: &str, e: std::io::Error) -> Error {
 /// for the child to attach. Its owner (uid, gid) appears as [`UID`]/[`GID`] through it.
 pub(crate) fn write_tree(path: &Path) -> Result<OwnedFd, Error> {
     let meta = std::fs::metadata(path).map_err(Error::Io)?;
-    let userns = userns(meta.uid(), meta.gid())?;
+    // A holding process made here is reaped before the tree is used (`Holder`).
+    let userns = userns(meta.uid(), meta.gid()).map(|(fd, _holder)| fd)?;
     let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
         .map_err(|_| Error::Spec("a path contains a NUL byte".into()))?;
     // SAFETY: open_tree on a valid C string; the result is a new descriptor or -1.
@@ -76,26 +77,31 @@ pub(crate) fn owner(path: &Path) -> Option<(u32, u32)> {
     std::fs::metadata(path).ok().map(|meta| (meta.uid(), meta.gid()))
 }
 
-/// Makes the user namespace that idmaps what `uid`/`gid` own, unless it is made already.
-pub(crate) fn warm_owner(uid: u32, gid: u32) {
-    let _ = userns(uid, gid);
+/// Makes the user namespace that idmaps what `uid`/`gid` own, unless it is made already. The
+/// process that held it while it was made is returned unreaped: the caller drops it when
+/// waiting for its exit costs nothing (a thread started to make a run's process ahead,
+/// `prestart.rs`, makes that process first: waiting here, while the caller's other threads
+/// keep both processors busy, took over a millisecond in about one run of three).
+pub(crate) fn warm_owner(uid: u32, gid: u32) -> Option<Holder> {
+    userns(uid, gid).ok().and_then(|(_, holder)| holder)
 }
 
-/// A user namespace mapping `uid`/`gid` to [`UID`]/[`GID`], made once per process and owner.
-fn userns(uid: u32, gid: u32) -> Result<RawFd, Error> {
+/// A user namespace mapping `uid`/`gid` to [`UID`]/[`GID`], made once per process and owner,
+/// with the process that held it when it was made here.
+fn userns(uid: u32, gid: u32) -> Result<(RawFd, Option<Holder>), Error> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(fd) = cache.get(&(uid, gid)) {
-        return Ok(fd.as_raw_fd());
+        return Ok((fd.as_raw_fd(), None));
     }
-    let fd = make_userns(uid, gid)?;
+    let (fd, holder) = make_userns(uid, gid)?;
     let raw = fd.as_raw_fd();
     cache.insert((uid, gid), fd);
-    Ok(raw)
+    Ok((raw, Some(holder)))
 }
 
 /// Clones a process into a new user namespace only to hold it while its maps are written and
 /// the namespace is opened; the process then exits.
-fn make_userns(uid: u32, gid: u32) -> Result<OwnedFd, Error> {
+fn make_userns(uid: u32, gid: u32) -> Result<(OwnedFd, Holder), Error> {
     held(libc::CLONE_NEWUSER, |pid| {
         let base = format!("/proc/{pid}");
         std::fs::write(format!("{base}/uid_map"), format!("{uid} {UID} 1\n")).map_err(|e| os("idmap uid_map", e))?;
@@ -107,11 +113,11 @@ fn make_userns(uid: u32, gid: u32) -> Result<OwnedFd, Error> {
 }
 
 /// Runs `f` with the pid of a process cloned into the new namespaces `flags` only to hold
-/// them (it waits, then exits once `f` has returned and it is reaped): `f` writes its maps
-/// and opens the namespaces it wants to keep. The process shares our memory (`CLONE_VM`, on
+/// them (it waits, then exits once `f` has returned; it is reaped when the returned [`Holder`]
+/// is dropped): `f` writes its maps and opens the namespaces it wants to keep. The process shares our memory (`CLONE_VM`, on
 /// a stack and thread-local area of its own) and only reads a pipe and exits: copying a large
 /// parent's page tables for it, and tearing the copy down, would cost milliseconds.
-fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) -> Result<T, Error> {
+fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) -> Result<(T, Holder), Error> {
     let (r, w) = crate::spawn::pipe()?;
     let memory = crate::spawn::ChildMemory::new()?;
     let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
@@ -134,13 +140,25 @@ fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) 
     unsafe { libc::write(w.as_raw_fd(), b"1".as_ptr().cast(), 1) };
     drop(w);
     drop(r);
-    let mut status = 0;
-    // SAFETY: reaps our own child; `status` is a valid out-pointer. `memory` outlives it.
-    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
-        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-    {}
-    drop(memory);
-    result
+    let holder = Holder { pid, _memory: memory };
+    Ok((result?, holder))
+}
+
+/// A holding process told to exit: reaped when this is dropped, its stack freed after.
+pub(crate) struct Holder {
+    pid: libc::pid_t,
+    _memory: crate::spawn::ChildMemory,
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let mut status = 0;
+        // SAFETY: reaps our own child; `status` is a valid out-pointer. Its stack (`_memory`)
+        // is freed only after this, when the fields drop.
+        while unsafe { libc::waitpid(self.pid, &mut status, 0) } < 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+        {}
+    }
 }
 
 /// The holding child: closes its copy of the pipe's write end, waits for the parent's byte (or
@@ -175,9 +193,9 @@ mod tests {
         std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
         // Made on another thread, as `prestart` makes it while the policy loads.
         let (o_uid, o_gid) = owner(&dir).unwrap();
-        std::thread::spawn(move || warm_owner(o_uid, o_gid)).join().unwrap();
+        std::thread::spawn(move || drop(warm_owner(o_uid, o_gid))).join().unwrap();
         let warmed = CACHE.lock().unwrap().get(&(uid, gid)).map(|fd| fd.as_raw_fd()).expect("the namespace was not made ahead");
-        assert_eq!(userns(uid, gid).unwrap(), warmed, "the run made a second namespace");
+        assert_eq!(userns(uid, gid).unwrap().0, warmed, "the run made a second namespace");
         // And it maps the owner to the command's id: the tree shows the folder as UID's.
         let tree = write_tree(&dir).unwrap();
         let st = fstat(tree.as_raw_fd());

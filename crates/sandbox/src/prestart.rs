@@ -102,12 +102,12 @@ pub fn prestart(workspace: &std::path::Path) {
         // Whatever happens on this thread (a panic included), a run waiting for the slot is
         // released: it finds the process, or nothing and starts its own.
         let settled = Settle;
-        if let Some((uid, gid)) = owner {
-            idmap::warm_owner(uid, gid);
-        }
+        let holder = owner.and_then(|(uid, gid)| idmap::warm_owner(uid, gid));
         let made = Prestart::make(root, keep);
         *lock() = made.map_or(Slot::Empty, Slot::Ready);
         drop(settled);
+        // Reaped once the process is made (see `warm_owner`).
+        drop(holder);
         // The thread that ends the run's mount namespace after it (`spawn::release_later`).
         crate::spawn::releaser();
         // Until the process is reaped (or the caller exits).
