@@ -125,9 +125,12 @@ fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) 
     let arg: *mut libc::c_void = (&raw mut fds).cast();
     // SAFETY: the child runs `hold` on its own stack and TLS; it reads `fds` (alive until it is
     // reaped below) and makes three system calls.
-    let pid = unsafe {
+    let clone = || unsafe {
         libc::clone(hold, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>())
     };
+    // On this thread's processor, where it runs when this thread waits (`apart::here`); it only
+    // reads a pipe and exits, so it keeps that one processor.
+    let pid = crate::apart::here(clone);
     if pid < 0 {
         return Err(Error::Namespaces(std::io::Error::last_os_error()));
     }

@@ -59,6 +59,9 @@ pub(crate) struct Early {
     pub stage: Staging,
     /// The steps every plan begins with.
     pub base: Vec<Step>,
+    /// The processor set the process takes back first (it starts on its maker's processor:
+    /// [`crate::apart::here`]).
+    pub cpus: Option<libc::cpu_set_t>,
 }
 
 /// A process started ahead and the parent's ends of its pipes. Dropped unused: killed and
@@ -106,10 +109,10 @@ pub fn prestart(workspace: &std::path::Path) {
         let made = Prestart::make(root, keep);
         *lock() = made.map_or(Slot::Empty, Slot::Ready);
         drop(settled);
-        // Reaped once the process is made (see `warm_owner`).
-        drop(holder);
         // The thread that ends the run's mount namespace after it (`spawn::release_later`).
         crate::spawn::releaser();
+        // Reaped once the process is made (see `warm_owner`).
+        drop(holder);
         // Until the process is reaped (or the caller exits).
         let _ = done.recv();
     });
@@ -182,6 +185,7 @@ impl Prestart {
             ctl: ctl_child.as_raw_fd(),
             stage,
             base,
+            cpus: crate::apart::whole(),
         });
         let memory = ChildMemory::new()?;
         let flags = NAMESPACES.iter().fold(libc::CLONE_NEWNET, |f, (flag, _)| f | flag);
@@ -190,7 +194,9 @@ impl Prestart {
         // SAFETY: the process runs `early_main` on its own stack and TLS and reads `early`, then
         // the `Child` it is sent; `early` and `memory` live in the `Prestart` until it has
         // exec'd or been reaped (field order), and a sent `Child` until the run reaps it.
-        let pid = unsafe { libc::clone(early_main, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>()) };
+        let clone = || unsafe { libc::clone(early_main, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>()) };
+        // Started on this thread's processor, which is free once this thread waits.
+        let pid = crate::apart::here(clone);
         if pid < 0 {
             return Err(Error::Namespaces(std::io::Error::last_os_error()));
         }

@@ -19,6 +19,10 @@ use crate::prestart::{Early, MAX_TREES};
 pub(crate) unsafe fn enter(e: &Early) -> ! {
     // SAFETY: (the whole block) the caller's contract; raw system calls on prepared memory.
     unsafe {
+        // It was started on its maker's processor only (`apart::here`).
+        if let Some(cpus) = &e.cpus {
+            crate::apart::restore(cpus);
+        }
         // Every other descriptor the caller had at the clone goes first: this process may wait
         // long, and a copy of another pipe's write end held meanwhile would keep its reader
         // from ever seeing the end (the parent's own ends of this process's pipes too).
