@@ -121,18 +121,22 @@ fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) 
     let (r, w) = crate::spawn::pipe()?;
     let memory = crate::spawn::ChildMemory::new()?;
     let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
-    let mut fds = [r.as_raw_fd(), w.as_raw_fd()];
-    let arg: *mut libc::c_void = (&raw mut fds).cast();
+    // On the heap, kept by the returned `Holder`: the process may first run after this returns.
+    let fds = Box::new([r.as_raw_fd(), w.as_raw_fd()]);
+    let arg: *mut libc::c_void = (&raw const *fds).cast_mut().cast();
     // SAFETY: the child runs `hold` on its own stack and TLS; it reads `fds` (alive until it is
-    // reaped below) and makes three system calls.
-    let clone = || unsafe {
-        libc::clone(hold, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>())
+    // reaped: the `Holder` keeps it) and makes three system calls.
+    let clone = || {
+        let pid = unsafe {
+            libc::clone(hold, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>())
+        };
+        (pid, std::io::Error::last_os_error())
     };
     // On this thread's processor, where it runs when this thread waits (`apart::here`); it only
     // reads a pipe and exits, so it keeps that one processor.
-    let pid = crate::apart::here(clone);
+    let (pid, failed) = crate::apart::here(clone);
     if pid < 0 {
-        return Err(Error::Namespaces(std::io::Error::last_os_error()));
+        return Err(Error::Namespaces(failed));
     }
     let pid = pid as libc::pid_t;
     let result = f(pid);
@@ -143,21 +147,23 @@ fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) 
     unsafe { libc::write(w.as_raw_fd(), b"1".as_ptr().cast(), 1) };
     drop(w);
     drop(r);
-    let holder = Holder { pid, _memory: memory };
+    let holder = Holder { pid, _fds: fds, _memory: memory };
     Ok((result?, holder))
 }
 
-/// A holding process told to exit: reaped when this is dropped, its stack freed after.
+/// A holding process told to exit: reaped when this is dropped, what it reads (its pipe's
+/// descriptor numbers, its stack) freed after.
 pub(crate) struct Holder {
     pid: libc::pid_t,
+    _fds: Box<[RawFd; 2]>,
     _memory: crate::spawn::ChildMemory,
 }
 
 impl Drop for Holder {
     fn drop(&mut self) {
         let mut status = 0;
-        // SAFETY: reaps our own child; `status` is a valid out-pointer. Its stack (`_memory`)
-        // is freed only after this, when the fields drop.
+        // SAFETY: reaps our own child; `status` is a valid out-pointer. What it reads (`_fds`,
+        // `_memory`) is freed only after this, when the fields drop.
         while unsafe { libc::waitpid(self.pid, &mut status, 0) } < 0
             && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
         {}
@@ -167,7 +173,7 @@ impl Drop for Holder {
 /// The holding child: closes its copy of the pipe's write end, waits for the parent's byte (or
 /// the end of the pipe), then exits; killed if the thread that cloned it ends first.
 extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `arg` points at the pipe's two descriptor numbers in the parent's frame, alive
+    // SAFETY: `arg` points at the pipe's two descriptor numbers, which the parent's `Holder` keeps
     // until this process is reaped; prctl, close, read and _exit are async-signal-safe.
     unsafe {
         let [r, w] = *(arg as *const [RawFd; 2]);

@@ -194,11 +194,14 @@ impl Prestart {
         // SAFETY: the process runs `early_main` on its own stack and TLS and reads `early`, then
         // the `Child` it is sent; `early` and `memory` live in the `Prestart` until it has
         // exec'd or been reaped (field order), and a sent `Child` until the run reaps it.
-        let clone = || unsafe { libc::clone(early_main, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>()) };
+        let clone = || {
+            let pid = unsafe { libc::clone(early_main, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>()) };
+            (pid, std::io::Error::last_os_error())
+        };
         // Started on this thread's processor, which is free once this thread waits.
-        let pid = crate::apart::here(clone);
+        let (pid, failed) = crate::apart::here(clone);
         if pid < 0 {
-            return Err(Error::Namespaces(std::io::Error::last_os_error()));
+            return Err(Error::Namespaces(failed));
         }
         let mut made = Prestart { reaper: Some(Reaper::new(pid)), _memory: memory, early, ctl, pipes: None, root, _keep: keep };
         drop((sync_r, err_w, out_w, errp_w, stdin, ctl_child));
