@@ -467,7 +467,38 @@ impl Session {
 
     /// Explains `query` for this agent, narrowed by every parent.
     pub fn explain(&self, query: Query<'_>) -> Explanation {
-        self.engine.explain_under(self.config.agent.as_deref(), &self.config.parents, query)
+        let mut x = self.engine.explain_under(self.config.agent.as_deref(), &self.config.parents, query);
+        // A file tool acts outside any sandbox: what the sandbox is always denied (the audit
+        // log, the record of passed examples) is refused to it here, whatever the policy says.
+        if let Query::Tool { path: Some(path), .. } = query
+            && x.decision.verdict != Verdict::Deny
+            && let Some(what) = self.kept(path)
+        {
+            x.decision.overrule(format!("{what} is never read or written by a tool"));
+        }
+        x
+    }
+
+    /// What `path` (as a tool names it: absolute, `~/`, or relative to the working directory)
+    /// leads into of what every sandbox is denied: the audit log, its head or its folder, or
+    /// the record of passed examples.
+    fn kept(&self, path: &str) -> Option<&'static str> {
+        let ctx = self.engine.context();
+        let given = match path.strip_prefix("~/") {
+            Some(rest) => self.env.home.join(rest),
+            None => Path::new(&ctx.cwd).join(path),
+        };
+        let lexical = crate::leads::lexical(&given);
+        let real = crate::leads::leads_to(&lexical);
+        let under = |p: &Path| lexical.starts_with(p) || real.as_ref().is_some_and(|r| r.starts_with(p));
+        if let Some(log) = &self.log
+            && protected(log.path(), ctx).iter().chain(std::iter::once(&log.path().to_path_buf())).any(|p| under(p))
+        {
+            return Some("the audit log");
+        }
+        let passed = crate::passed::folder(&self.env.cache_home);
+        let real_passed = std::fs::canonicalize(&passed).ok();
+        (under(&passed) || real_passed.is_some_and(|p| under(&p))).then_some("the record of passed examples")
     }
 
     fn begin(&mut self, explanation: Explanation, tool: &str, subject: String, path: Option<String>, input: Input) -> Result<Gate, SessionError> {

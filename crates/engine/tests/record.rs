@@ -69,3 +69,46 @@ fn a_decision_that_cannot_be_recorded_runs_nothing() {
     }
     assert!(!t.ws.join("after").exists(), "a command whose decision was not recorded ran");
 }
+
+/// A file tool acts outside any sandbox: the audit log (its head, its folder) and the record of
+/// passed examples are refused to it however the path is spelled, whatever the policy allows.
+#[test]
+fn file_tools_are_refused_the_audit_log_and_the_record_of_passed_examples() {
+    let root = std::env::temp_dir().join(format!("warden-record-kept-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let ws = root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let layers = vec![LayerSource { kind: LayerKind::Cli, files: vec![SourceFile { name: "k.policy".into(), text: "version 1\ndefault allow\n".into() }] }];
+    let w = ws.display().to_string();
+    let engine = Engine::new(&layers, Context { workspace: w.clone(), home: w.clone(), cwd: w }).unwrap();
+    // The log inside the workspace, where the policy allows every tool.
+    let log = ws.join(".audit/log.jsonl");
+    let config = SessionConfig { audit: Some(log.clone()), ..SessionConfig::default() };
+    let mut env = Environment::from_process().unwrap();
+    env.cache_home = root.join("cache");
+    let passed = root.join("cache/warden/examples");
+    std::fs::create_dir_all(&passed).unwrap();
+    let s = Session::new(engine, &layers, env, config, Box::new(RefuseAll::default())).unwrap();
+    std::os::unix::fs::symlink(".audit", ws.join("lk")).unwrap();
+    let verdict = |tool: &str, path: &str| {
+        let x = s.explain(Query::Tool { name: tool, path: Some(path) });
+        (x.decision.verdict.as_str().to_string(), x.decision.reason().to_string(), x.decision.rules().len())
+    };
+    let log_text = log.display().to_string();
+    for (tool, path) in [
+        ("write_file", log_text.as_str()),
+        ("edit_file", &format!("{log_text}.head")),
+        ("write_file", ".audit/new"),
+        ("read_file", "src/../.audit/log.jsonl"),
+        ("write_file", "lk/log.jsonl"),
+        ("write_file", &passed.join("forged").display().to_string()),
+    ] {
+        let (v, why, rules) = verdict(tool, path);
+        assert_eq!(v, "deny", "{tool} {path}: {why}");
+        assert!(why.ends_with("is never read or written by a tool"), "{why}");
+        assert_eq!(rules, 0, "no rule decided it");
+    }
+    assert_eq!(verdict("write_file", "src/main.rs").0, "allow");
+    assert_eq!(verdict("write_file", ".auditor/x").0, "allow");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -217,6 +217,17 @@ impl Decision {
     pub fn set_reason(&mut self, reason: impl Into<Box<str>>) {
         self.reason = Some(reason.into());
     }
+
+    /// Makes this a deny that no rule made, for `reason`: the caller refuses what the policy
+    /// allowed or asked (a path warden keeps from every tool, whatever the policy says). No rule
+    /// and no tier decided it, and it grants nothing; the parts stay as the policy judged them.
+    pub fn overrule(&mut self, reason: impl Into<Box<str>>) {
+        self.verdict = Verdict::Deny;
+        self.reason = Some(reason.into());
+        self.rules = Rules::None;
+        self.tier_of = None;
+        self.grants = Arc::new(Grants::default());
+    }
 }
 
 impl Serialize for Decision {

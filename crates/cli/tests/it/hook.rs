@@ -351,3 +351,26 @@ fn every_hook_decision_is_audited_and_an_unrecordable_one_is_denied() {
     assert_eq!(verdict, "deny", "{reason}");
     assert!(reason.contains("audit log"), "{reason}");
 }
+
+#[test]
+fn the_agent_s_own_file_tools_are_refused_the_audit_log_even_inside_the_workspace() {
+    // The agent's Write and Read run outside any sandbox. The hook's log is `audit/log.jsonl`
+    // in the folder that is also the workspace, and the policy allows every file tool there.
+    let dir = tempdir("hook-kept");
+    let policy = dir.join("tools.policy");
+    std::fs::write(&policy, "version 1\ndefault deny\nallow tools write_file, read_file\nallow fs write \"${workspace}/**\"\nallow fs read \"${workspace}/**\"\n").unwrap();
+    let call = |file: &str, path: &str| {
+        let input = input_with("claude-code", file, |v| {
+            v["cwd"] = dir.to_str().unwrap().into();
+            v["tool_input"]["file_path"] = path.into();
+        });
+        answer("claude-code", &hook_in(&dir, &dir, "claude-code", &["--policy", policy.to_str().unwrap()], &input))
+    };
+    assert_eq!(call("write-src.json", "src/main.rs").0, "allow");
+    for path in ["audit/log.jsonl", "audit/log.jsonl.head", "./src/../audit/new", dir.join("audit/log.jsonl").to_str().unwrap()] {
+        let (verdict, reason) = call("write-src.json", path);
+        assert_eq!(verdict, "deny", "{path}: {reason}");
+        assert!(reason.contains("the audit log is never read or written by a tool"), "{reason}");
+    }
+    assert_eq!(call("read-src.json", "audit/log.jsonl").0, "deny");
+}
