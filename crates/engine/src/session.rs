@@ -468,13 +468,22 @@ impl Session {
     /// Explains `query` for this agent, narrowed by every parent.
     pub fn explain(&self, query: Query<'_>) -> Explanation {
         let mut x = self.engine.explain_under(self.config.agent.as_deref(), &self.config.parents, query);
-        // A file tool acts outside any sandbox: what the sandbox is always denied (the audit
-        // log, the record of passed examples) is refused to it here, whatever the policy says.
-        if let Query::Tool { path: Some(path), .. } = query
+        // File tools, and an agent's own shell when a hook decides for it, act outside any
+        // sandbox: what every sandbox is denied (the audit log, the record of passed examples)
+        // is refused here too, whatever the policy says, when the path is named (a path only
+        // known at run time is the sandbox's to stop).
+        let kept = match query {
+            Query::Tool { path: Some(path), .. } => self.kept(path),
+            Query::Tool { path: None, .. } => None,
+            Query::Command(_) => x.decision.parts().iter().find_map(|p| match &p.subject {
+                warden_policy::Subject::Path { path, .. } => self.kept(path),
+                _ => None,
+            }),
+        };
+        if let Some(what) = kept
             && x.decision.verdict != Verdict::Deny
-            && let Some(what) = self.kept(path)
         {
-            x.decision.overrule(format!("{what} is never read or written by a tool"));
+            x.decision.overrule(format!("{what} is never read or written by a tool or a command"));
         }
         x
     }

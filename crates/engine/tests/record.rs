@@ -105,10 +105,18 @@ fn file_tools_are_refused_the_audit_log_and_the_record_of_passed_examples() {
     ] {
         let (v, why, rules) = verdict(tool, path);
         assert_eq!(v, "deny", "{tool} {path}: {why}");
-        assert!(why.ends_with("is never read or written by a tool"), "{why}");
+        assert!(why.ends_with("is never read or written by a tool or a command"), "{why}");
         assert_eq!(rules, 0, "no rule decided it");
     }
     assert_eq!(verdict("write_file", "src/main.rs").0, "allow");
     assert_eq!(verdict("write_file", ".auditor/x").0, "allow");
+    // A command naming them where the analyser sees a path (a redirect; for an agent's own
+    // shell, which a hook decides for).
+    for command in ["echo forged >> .audit/log.jsonl", "echo x > lk/log.jsonl", &format!("cat < {log_text}.head")] {
+        let x = s.explain(Query::Command(command));
+        assert_eq!(x.decision.verdict.as_str(), "deny", "{command}: {}", x.decision.reason());
+        assert!(x.decision.reason().contains("the audit log"), "{}", x.decision.reason());
+    }
+    assert_eq!(s.explain(Query::Command("echo x >> notes.txt")).decision.verdict.as_str(), "allow");
     let _ = std::fs::remove_dir_all(&root);
 }

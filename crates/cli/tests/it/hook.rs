@@ -358,7 +358,7 @@ fn the_agent_s_own_file_tools_are_refused_the_audit_log_even_inside_the_workspac
     // in the folder that is also the workspace, and the policy allows every file tool there.
     let dir = tempdir("hook-kept");
     let policy = dir.join("tools.policy");
-    std::fs::write(&policy, "version 1\ndefault deny\nallow tools write_file, read_file\nallow fs write \"${workspace}/**\"\nallow fs read \"${workspace}/**\"\n").unwrap();
+    std::fs::write(&policy, "version 1\ndefault deny\nallow tools write_file, read_file\nallow exec echo\nallow fs write \"${workspace}/**\"\nallow fs read \"${workspace}/**\"\n").unwrap();
     let call = |file: &str, path: &str| {
         let input = input_with("claude-code", file, |v| {
             v["cwd"] = dir.to_str().unwrap().into();
@@ -370,7 +370,19 @@ fn the_agent_s_own_file_tools_are_refused_the_audit_log_even_inside_the_workspac
     for path in ["audit/log.jsonl", "audit/log.jsonl.head", "./src/../audit/new", dir.join("audit/log.jsonl").to_str().unwrap()] {
         let (verdict, reason) = call("write-src.json", path);
         assert_eq!(verdict, "deny", "{path}: {reason}");
-        assert!(reason.contains("the audit log is never read or written by a tool"), "{reason}");
+        assert!(reason.contains("the audit log is never read or written by a tool or a command"), "{reason}");
     }
     assert_eq!(call("read-src.json", "audit/log.jsonl").0, "deny");
+    // The agent's own shell, which runs outside any sandbox too.
+    let bash = |command: &str| {
+        let input = input_with("claude-code", "bash-git-status.json", |v| {
+            v["cwd"] = dir.to_str().unwrap().into();
+            v["tool_input"]["command"] = command.into();
+        });
+        answer("claude-code", &hook_in(&dir, &dir, "claude-code", &["--policy", policy.to_str().unwrap()], &input))
+    };
+    assert_eq!(bash("echo note >> notes.txt").0, "allow");
+    let (verdict, reason) = bash("echo forged >> audit/log.jsonl");
+    assert_eq!(verdict, "deny", "{reason}");
+    assert!(reason.contains("the audit log"), "{reason}");
 }
