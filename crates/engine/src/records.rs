@@ -22,7 +22,7 @@ pub fn policy_hash(layers: &[LayerSource]) -> String {
     hex(&h.finalize())
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -242,9 +242,8 @@ impl Session {
         // another processor (`warden_sandbox::spawn_apart`), while the sandbox is built; the
         // gate waits for it. A run that starts nothing (the outcome says why) never calls the
         // gate: its record is waited for afterwards all the same. The log goes back to the
-        // session only once the record is written (or the thread has ended).
-        // The result comes back on a channel, not by joining the thread: its exit (its stack
-        // given back) is then off the command's path.
+        // session only once the record is written (or the thread has ended). The result comes
+        // back on a channel, not by joining the thread: its exit is then off the command's path.
         let shared = Arc::new(std::sync::Mutex::new(log.take()));
         let entry = Arc::new(entry);
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
@@ -342,8 +341,8 @@ impl Session {
             opts.protect.extend(protected(log.path(), self.engine.context()));
         }
         // The record of the policies whose examples passed (`passed.rs`).
-        let passed = crate::passed::folder(&self.env.cache_home);
-        opts.protect.push(std::fs::canonicalize(&passed).unwrap_or(passed));
+        let (passed, real) = crate::passed::located(&self.env.cache_home);
+        opts.protect.push(real.unwrap_or(passed));
         opts
     }
 
@@ -505,9 +504,8 @@ impl Session {
         {
             return Some("the audit log");
         }
-        let passed = crate::passed::folder(&self.env.cache_home);
-        let real_passed = std::fs::canonicalize(&passed).ok();
-        (under(&passed) || real_passed.is_some_and(|p| under(&p))).then_some("the record of passed examples")
+        let (passed, real) = crate::passed::located(&self.env.cache_home);
+        (under(&passed) || real.is_some_and(|p| under(&p))).then_some("the record of passed examples")
     }
 
     fn begin(&mut self, explanation: Explanation, tool: &str, subject: String, path: Option<String>, input: Input) -> Result<Gate, SessionError> {

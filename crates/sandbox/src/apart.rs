@@ -49,7 +49,7 @@ where
 /// least load, and with both processors busy at the clone (the caller's policy load on one,
 /// this thread on the other) it often chose the caller's: measured there, the process made
 /// ahead first ran 1.0 ms later, while this thread's processor was idle. The thread calling
-/// this waits (or blocks) right after; the process takes back [`whole`] itself ([`restore`]).
+/// this waits (or blocks) right after; the process takes back [`whole`] itself ([`set_own`]).
 pub(crate) fn here<T>(make: impl FnOnce() -> T) -> T {
     let Some(set) = whole() else { return make() };
     let Ok(cpu) = usize::try_from(current()) else { return make() };
@@ -71,13 +71,6 @@ pub(crate) fn whole() -> Option<libc::cpu_set_t> {
     affinity().filter(|s| count(s) > 1)
 }
 
-/// Sets the calling thread's (or a just-cloned process's) processor set to `set`: one system
-/// call, async-signal-safe.
-pub(crate) fn restore(set: &libc::cpu_set_t) {
-    // SAFETY: the raw system call reads `set`, a cpu_set_t of the size passed.
-    unsafe { libc::syscall(libc::SYS_sched_setaffinity, 0, std::mem::size_of::<libc::cpu_set_t>(), std::ptr::from_ref(set)) };
-}
-
 /// The calling thread's processor set.
 fn affinity() -> Option<libc::cpu_set_t> {
     // SAFETY: an all-zero cpu_set_t is a valid empty set; sched_getaffinity fills it.
@@ -87,10 +80,11 @@ fn affinity() -> Option<libc::cpu_set_t> {
     (got == 0).then_some(set)
 }
 
-/// Sets the calling thread's processor set (best effort).
-fn set_own(set: &libc::cpu_set_t) {
-    // SAFETY: `set` is a cpu_set_t of the size passed.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+/// Sets the calling thread's (or a just-cloned process's) processor set (best effort): one raw
+/// system call, async-signal-safe.
+pub(crate) fn set_own(set: &libc::cpu_set_t) {
+    // SAFETY: the raw system call reads `set`, a cpu_set_t of the size passed.
+    unsafe { libc::syscall(libc::SYS_sched_setaffinity, 0, std::mem::size_of::<libc::cpu_set_t>(), std::ptr::from_ref(set)) };
 }
 
 /// Restricts `thread` to `allowed` without the caller's current processor, when that leaves

@@ -21,7 +21,7 @@ pub(crate) unsafe fn enter(e: &Early) -> ! {
     unsafe {
         // It was started on its maker's processor only (`apart::here`).
         if let Some(cpus) = &e.cpus {
-            crate::apart::restore(cpus);
+            crate::apart::set_own(cpus);
         }
         // Every other descriptor the caller had at the clone goes first: this process may wait
         // long, and a copy of another pipe's write end held meanwhile would keep its reader
