@@ -14,6 +14,8 @@
 //! nobody else; anything else is ignored and the examples are checked. Every sandbox the
 //! session builds is denied the folder, like the audit log.
 //!
+//! At most 256 records are kept: the oldest go when a new one is added.
+//!
 //! Someone who can write the folder can have a policy whose examples fail load anyway. That
 //! is all they can do: what is decided is still the policy as written.
 
@@ -67,6 +69,38 @@ pub(crate) fn remember(dir: &Path, key: &str) {
     // A link planted where the record goes is not followed.
     let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
     let _ = std::fs::OpenOptions::new().write(true).create(true).mode(0o600).custom_flags(nofollow).open(dir.join(key));
+    prune(dir, KEPT);
+}
+
+/// Records kept at most: each rebuilt warden and each edited policy adds one, and a record of
+/// an older binary or text is never used again.
+const KEPT: usize = 256;
+
+/// Removes the oldest records (by modification time) beyond the `keep` newest. Only files named
+/// like a record are touched.
+fn prune(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut records: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| is_record_name(&e.file_name()))
+        .filter_map(|e| {
+            let m = e.metadata().ok().filter(std::fs::Metadata::is_file)?;
+            Some((m.modified().ok()?, e.path()))
+        })
+        .collect();
+    if records.len() <= keep {
+        return;
+    }
+    records.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, path) in records.drain(keep..) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Whether `name` is what [`key`] makes: 64 lowercase hex digits.
+fn is_record_name(name: &std::ffi::OsStr) -> bool {
+    let b = name.as_encoded_bytes();
+    b.len() == 64 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// Whether `dir` is a folder (not a link) of user `me` that nobody else may write.
@@ -124,6 +158,31 @@ mod tests {
         let broken = layers("version 1\ndefault deny\nexample allow \"ls\"\nallow exec (\n");
         remember(&folder(&cache), &key(&broken).unwrap());
         assert!(crate::Engine::load(&broken, ctx(), &cache).is_err());
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+
+    #[test]
+    fn the_oldest_records_beyond_the_limit_are_removed_and_nothing_else() {
+        let cache = scratch("prune");
+        let dir = folder(&cache);
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).unwrap();
+        let name = |i: usize| format!("{i:064x}");
+        let base = std::time::SystemTime::now() - std::time::Duration::from_secs(10_000);
+        for i in 0..KEPT + 5 {
+            let f = std::fs::File::create(dir.join(name(i))).unwrap();
+            f.set_modified(base + std::time::Duration::from_secs(i as u64)).unwrap();
+        }
+        let other = dir.join("not-a-record");
+        std::fs::File::create(&other).unwrap().set_modified(base).unwrap();
+        let k = key(&layers("version 1\n")).unwrap();
+        remember(&dir, &k);
+        let left = std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(left, KEPT + 1, "the limit, and the file that is not a record");
+        assert!(known(&dir, &k), "the new record stays");
+        assert!(other.exists());
+        // The six oldest went (five beyond the limit, and one for the new record).
+        assert!((0..6).all(|i| !dir.join(name(i)).exists()));
+        assert!(dir.join(name(6)).exists() && dir.join(name(KEPT + 4)).exists());
         let _ = std::fs::remove_dir_all(&cache);
     }
 
