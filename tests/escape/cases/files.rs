@@ -476,7 +476,10 @@ pub fn cases() -> Vec<Case> {
             Ok(Attack::hidden(
                 "cp /bin/sh $W/plant-sh; chmod 4755 $W/plant-sh; chown 0:0 $W/plant-sh; chmod 6755 $W/plant-sh; \
                  chown 1:1 $W/plant-sh; chgrp 0 $W/plant-sh; mkdir $W/plant-sgid; chmod 2777 $W/plant-sgid; \
-                 python3 -c 'import os; os.close(os.open(\"'$W'/plant-py\", os.O_CREAT|os.O_WRONLY, 0o6755))'; echo END",
+                 python3 -c 'import os; os.close(os.open(\"'$W'/plant-py\", os.O_CREAT|os.O_WRONLY, 0o6755))'; \
+                 python3 -c 'import ctypes, os, struct; c = ctypes.CDLL(None, use_errno=True); c.syscall.restype = ctypes.c_long; \
+                 how = ctypes.create_string_buffer(struct.pack(\"QQQ\", os.O_CREAT|os.O_WRONLY, 0o6755, 0)); \
+                 print(\"openat2\", c.syscall(437, -100, b\"'$W'/plant-oa2\", how, 24))'; echo END",
             )
             .deny("fs.write", "{ws}/")
             .check(|fx, out| {
