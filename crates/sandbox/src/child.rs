@@ -9,7 +9,7 @@
 //! a process group of its own, mount view, pivot_root, hostname, cwd, no_new_privs + Landlock,
 //! drop every capability (for a root caller: after switching to the unprivileged uid and gid,
 //! with no supplementary group), rlimits, descriptors above 2 marked close-on-exec, seccomp
-//! (last), execve. In a prepared view (`view.rs`) the mount view, pivot_root and id maps are
+//! (last), then the command started as pid 2 under this process as its init (`init.rs`). In a prepared view (`view.rs`) the mount view, pivot_root and id maps are
 //! the view's: the run mounts only its fresh parts, and waits for the go just before execve.
 //!
 //! Credentials change through raw system calls: glibc's `setresuid` and friends signal every
@@ -43,12 +43,18 @@ pub(crate) enum Stage {
     Seccomp,
     Exec,
     View,
+    /// The init could not start the command process (`init.rs`).
+    Init,
+    /// Not a failure: the command has exec'd, as pid 2 (`init.rs`).
+    Running,
+    /// Not a failure: the command's wait status (`init.rs`).
+    Ended,
 }
 
 impl Stage {
     pub(crate) fn from_u32(v: u32) -> Option<Stage> {
         use Stage::*;
-        [Stdio, Sync, Private, Staging, Step, Pivot, Hostname, Cwd, NoNewPrivs, Landlock, Caps, Rlimit, Session, Fds, Seccomp, Exec, View]
+        [Stdio, Sync, Private, Staging, Step, Pivot, Hostname, Cwd, NoNewPrivs, Landlock, Caps, Rlimit, Session, Fds, Seccomp, Exec, View, Init, Running, Ended]
             .into_iter()
             .find(|s| *s as u32 == v)
     }
@@ -363,8 +369,10 @@ pub(crate) unsafe fn touch(f: &CStr) -> libc::c_int {
 pub(crate) unsafe fn proc_mount(dst: &CStr) -> libc::c_int {
     let proc_ = c"proc".as_ptr();
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    // Only the processes the viewer may trace: not the sandbox's init (`init.rs`).
+    let data = c"hidepid=ptraceable";
     // SAFETY: the caller's contract; the other strings are literals.
-    unsafe { libc::mount(proc_, p(dst), proc_, flags, std::ptr::null()) }
+    unsafe { libc::mount(proc_, p(dst), proc_, flags, data.as_ptr().cast()) }
 }
 
 /// Hostname, working directory, no_new_privs, Landlock, capabilities and credentials,
@@ -425,10 +433,10 @@ pub(crate) unsafe fn finish(c: &Child) -> ! {
         // The last go, under the filters already (their loading and JIT overlap the parent's
         // gate; the wait needs only read, write and exit): the parent's gate passed (its
         // decision record is on disk) and it holds the run's mount namespace (see
-        // `spawn::release_later`). End of file instead: exit. Nothing but execve follows.
+        // `spawn::release_later`). End of file instead: exit. Nothing but the command follows,
+        // started as pid 2 under this process as its init.
         wait_go(c.io.sync, c.io.err);
-        libc::execve(p(&plan.program), c.argv.as_ptr(), c.env.as_ptr());
-        fail(c.io.err, Stage::Exec, 0, errno())
+        crate::init::run(c)
     }
 }
 

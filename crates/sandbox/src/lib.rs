@@ -26,6 +26,7 @@ mod attr;
 mod child;
 mod denials;
 mod idmap;
+mod init;
 mod landlock;
 mod plan;
 mod prestart;

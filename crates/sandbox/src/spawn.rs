@@ -254,18 +254,28 @@ fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Starte
     go(&sync_w)?;
     drop(sync_w);
 
-    if let Some((stage, step, code)) = read_failure(&err_r) {
-        reaper.wait();
-        if stage == Some(Stage::Exec) && (code == libc::ENOENT || code == libc::EACCES || code == libc::ENOEXEC) {
-            return Ok(exec_failed(spec, code, started));
+    // The init (`init.rs`) says the command is running, or why it is not; end of file: it
+    // was killed before it could say (the run then reports how it ended).
+    match read_failure(&err_r) {
+        None | Some((Some(Stage::Running), ..)) => {}
+        Some((stage, step, code)) => {
+            reaper.wait();
+            if stage == Some(Stage::Exec) && (code == libc::ENOENT || code == libc::EACCES || code == libc::ENOEXEC) {
+                return Ok(exec_failed(spec, code, started));
+            }
+            return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::Stdio)).to_lowercase(), step, errno: code });
         }
-        return Err(Error::Setup { stage: format!("{:?}", stage.unwrap_or(Stage::Stdio)).to_lowercase(), step, errno: code });
     }
-    drop(err_r);
 
     let deadline = started + spec.limits.timeout;
     let watch = supervise(pid, out_r, errp_r, stdin_parent, &spec.stdin, deadline, spec.limits.output_bytes)?;
-    let status = reaper.wait();
+    let init = reaper.wait();
+    // The command's own status, as its init saw it; the init's when it was killed first.
+    let status = match read_failure(&err_r) {
+        Some((Some(Stage::Ended), status, _)) => status as libc::c_int,
+        _ => init,
+    };
+    drop(err_r);
     if let Some(ns) = mount_ns {
         release_later(OwnedFd::from(ns));
     }

@@ -104,6 +104,37 @@ print("END")"#
             .deny("fs.read", "/proc/")
             .check(move |_, out| reached(out, "END").and(v.assert_untouched())))
         }),
+        // The sandbox's init (pid 1) shares warden's memory: the command must neither see it
+        // nor read its environment, arguments or memory, nor end it (then END is not reached).
+        case("sandbox-init", |_| {
+            Ok(Attack::new(&py(r#"import os, signal, time
+def t(name, f):
+    try:
+        r = f()
+        print("RESULT", name, "ok", repr(r)[:60])
+    except Exception as e:
+        print("RESULT", name, "blocked", type(e).__name__)
+def mem():
+    with open("/proc/1/mem", "rb", buffering=0) as f:
+        for line in open("/proc/1/maps"):
+            a, perms = line.split()[:2]
+            if perms.startswith("rw"):
+                f.seek(int(a.split("-")[0], 16))
+                return f.read(8)
+t("listed", lambda: [p for p in os.listdir("/proc") if p == "1"][0])
+t("environ", lambda: open("/proc/1/environ", "rb").read(64))
+t("cmdline", lambda: open("/proc/1/cmdline", "rb").read(64))
+t("status", lambda: open("/proc/1/status").read(64))
+t("mem", mem)
+for sig in (signal.SIGKILL, signal.SIGSTOP, signal.SIGTERM, signal.SIGINT):
+    try:
+        os.kill(1, sig)
+    except OSError:
+        pass
+time.sleep(0.2)
+print("END")"#))
+            .check(|_, out| super::kernel::all_blocked_or(out, "the sandbox's init was within reach")))
+        }),
         case("env-secret", |_| {
             Ok(Attack::new("env; cat /proc/self/environ; cat /proc/$PPID/environ; echo \"$WARDEN_TEST_SECRET\"; echo END")
                 .check(|_, out| reached(out, "END")))

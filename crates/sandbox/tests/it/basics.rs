@@ -32,14 +32,37 @@ fn workspace_is_writable_and_system_is_not() {
 }
 
 #[test]
-fn the_command_is_pid_one_and_sees_no_host_process() {
+fn the_command_is_pid_two_under_an_init_and_sees_no_host_process() {
     let t = TempDir::new("pid");
     let run = warden_sandbox::run(&sh(t.path(), "echo $$; for p in /proc/[0-9]*; do echo ${p#/proc/}; done")).unwrap();
     let pids: Vec<u32> = run.stdout.text.lines().map(|l| l.parse().unwrap()).collect();
-    // The shell is pid 1; everything else listed is its own children (a handful at most),
+    // The shell is pid 2 under the sandbox's init (pid 1, not listed: the command may not
+    // trace it); everything else listed is the shell's own children (a handful at most),
     // nothing of the host.
-    assert_eq!(pids.first(), Some(&1), "{run:?}");
+    assert_eq!(pids.first(), Some(&2), "{run:?}");
+    assert!(!pids[1..].contains(&1), "{run:?}");
     assert!(pids.iter().all(|p| *p < 16), "{run:?}");
+}
+
+/// A spec that runs `argv` directly (no shell in between), under `sh`'s grants.
+fn direct(ws: &std::path::Path, argv: &[&str]) -> warden_sandbox::Spec {
+    let mut spec = sh(ws, "");
+    spec.argv = argv.iter().map(|a| (*a).into()).collect();
+    spec
+}
+
+#[test]
+fn a_signal_the_command_sends_itself_ends_it_and_is_reported() {
+    // As a namespace's pid 1 the command would not receive these: `kill` would be dropped and
+    // `abort()` end in a fault reported as SIGSEGV.
+    let t = TempDir::new("selfsig");
+    let run = warden_sandbox::run(&direct(t.path(), &["/bin/sh", "-c", "kill -TERM $$; echo survived"])).unwrap();
+    assert_eq!((run.exit_code, run.signal.as_deref()), (None, Some("SIGTERM")), "{run:?}");
+    assert!(!run.stdout.text.contains("survived"), "{run:?}");
+    let run = warden_sandbox::run(&direct(t.path(), &["/usr/bin/python3", "-c", "import os; os.abort()"])).unwrap();
+    assert_eq!((run.exit_code, run.signal.as_deref()), (None, Some("SIGABRT")), "{run:?}");
+    let run = warden_sandbox::run(&direct(t.path(), &["/bin/sh", "-c", "exit 7"])).unwrap();
+    assert_eq!(run.exit_code, Some(7), "{run:?}");
 }
 
 #[test]

@@ -43,14 +43,14 @@ fn runs_in_a_view_start_with_an_empty_tmp_and_keep_workspace_writes() {
 }
 
 #[test]
-fn a_run_in_a_view_is_pid_one_with_its_own_proc_and_hostname() {
+fn a_run_in_a_view_is_pid_two_under_its_init_with_its_own_proc_and_hostname() {
     let t = TempDir::new("view-pid");
     let run = in_view(&sh(
         t.path(),
         "echo $$; hostname 2>/dev/null || cat /proc/sys/kernel/hostname; for p in /proc/[0-9]*; do echo ${p#/proc/}; done",
     ));
     let mut lines = run.stdout.text.lines();
-    assert_eq!(lines.next(), Some("1"), "{run:?}");
+    assert_eq!(lines.next(), Some("2"), "{run:?}");
     assert_eq!(lines.next(), Some("warden"), "{run:?}");
     let pids: Vec<u32> = lines.map(|l| l.parse().unwrap()).collect();
     assert!(pids.iter().all(|p| *p < 16), "{run:?}");
