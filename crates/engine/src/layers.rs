@@ -24,8 +24,20 @@ pub enum LoadError {
         source: std::io::Error,
     },
     /// A file is not UTF-8.
-    #[error("policy `{path}` is not valid UTF-8")]
+    #[error("policy `{path}` is not valid UTF-8: line {line}, column {column} (byte {byte})")]
     NotUtf8 {
+        /// The path.
+        path: PathBuf,
+        /// Where the first invalid byte is (1-based line and column, 0-based byte offset).
+        line: usize,
+        /// See `line`.
+        column: usize,
+        /// See `line`.
+        byte: usize,
+    },
+    /// Not a regular file (a FIFO, a device, a folder): nothing is read from it.
+    #[error("policy `{path}` is not a regular file")]
+    NotAFile {
         /// The path.
         path: PathBuf,
     },
@@ -165,16 +177,38 @@ fn check_root_only(path: &Path) -> Result<(), LoadError> {
 
 /// Reads one policy file, refusing large or non-UTF-8 ones.
 fn read_file(path: &Path) -> Result<SourceFile, LoadError> {
+    Ok(SourceFile { name: path.display().to_string(), text: read_text(path)? })
+}
+
+/// The text of a policy (or policy test) file: a regular file of at most 1 MiB of UTF-8.
+/// Anything else is refused without blocking: a FIFO planted where a policy is looked for is
+/// opened without waiting for a writer, and not read.
+///
+/// # Errors
+/// See [`LoadError`].
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let io_err = |source| LoadError::Io { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(io_err)?;
+    let nonblock = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(nonblock).open(path).map_err(io_err)?;
+    if !file.metadata().map_err(io_err)?.is_file() {
+        return Err(LoadError::NotAFile { path: path.to_path_buf() });
+    }
     let mut bytes = Vec::new();
     file.take(MAX_POLICY_BYTES + 1).read_to_end(&mut bytes).map_err(io_err)?;
     if bytes.len() as u64 > MAX_POLICY_BYTES {
         return Err(LoadError::TooLarge { path: path.to_path_buf() });
     }
-    let text = String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8 { path: path.to_path_buf() })?;
-    Ok(SourceFile { name: path.display().to_string(), text })
+    String::from_utf8(bytes).map_err(|e| {
+        let byte = e.utf8_error().valid_up_to();
+        let before = e.as_bytes().get(..byte).unwrap_or_default();
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let start = before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        // Characters, not bytes: what is before the invalid byte on its line is valid UTF-8.
+        let column = String::from_utf8_lossy(before.get(start..).unwrap_or_default()).chars().count() + 1;
+        LoadError::NotUtf8 { path: path.to_path_buf(), line, column, byte }
+    })
 }
 
 /// Quotes argv for a POSIX shell so that the analyser sees exactly these words.
@@ -269,7 +303,32 @@ mod tests {
         assert!(matches!(load_files(&[big]), Err(LoadError::TooLarge { .. })));
         let bin = dir.join("bin.policy");
         std::fs::write(&bin, [0xff, 0xfe]).unwrap();
-        assert!(matches!(load_files(&[bin]), Err(LoadError::NotUtf8 { .. })));
+        assert!(matches!(load_files(&[bin]), Err(LoadError::NotUtf8 { line: 1, column: 1, byte: 0, .. })));
+        // The first invalid byte is located (columns count characters).
+        let late = dir.join("late.policy");
+        std::fs::write(&late, b"version 1\n# \xc3\xa9t\xc3\xa9 \xff\n").unwrap();
+        let err = load_files(&[late]).unwrap_err();
+        assert!(matches!(err, LoadError::NotUtf8 { line: 2, column: 7, byte: 18, .. }), "{err:?}");
+        assert!(err.to_string().contains("line 2, column 7"), "{err}");
+    }
+
+    #[test]
+    fn a_fifo_or_a_folder_where_a_policy_is_looked_for_is_refused_without_blocking() {
+        let dir = tempdir("fifo");
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join(".warden/d.policy")).unwrap();
+        let fifo = repo.join(".warden/a.policy");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        // Nobody ever writes the FIFO: a blocking open would wait forever.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let env = env_in(&dir, &repo);
+        std::thread::spawn(move || tx.send(discover(&env).map(|_| ())).unwrap());
+        let err = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("discovery blocked on a FIFO").unwrap_err();
+        assert!(matches!(err, LoadError::NotAFile { .. }), "{err}");
+        assert!(matches!(read_text(&fifo), Err(LoadError::NotAFile { .. })));
+        assert!(matches!(read_text(&repo.join(".warden/d.policy")), Err(LoadError::NotAFile { .. })));
     }
 
     #[test]

@@ -26,8 +26,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
             std::io::stdin().read_to_string(&mut text).map_err(|source| io("read", "-", source))?;
             (String::from("<stdin>"), text)
         } else {
-            let text = std::fs::read_to_string(file)
-                .map_err(|source| io("read", &file.display().to_string(), source))?;
+            let text = warden_engine::read_text(file)?;
             (file.display().to_string(), text)
         };
         let formatted = match warden_policy::format_source(&name, &text) {

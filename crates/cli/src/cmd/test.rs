@@ -32,11 +32,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let mut coverage: BTreeMap<Vec<PathBuf>, Coverage> = BTreeMap::new();
     let (mut passed, mut failed) = (0usize, 0usize);
     for file in &files {
-        let text = std::fs::read_to_string(file).map_err(|source| CliError::Io {
-            action: "read",
-            path: file.display().to_string(),
-            source,
-        })?;
+        let text = warden_engine::read_text(file)?;
         let lines = testfile::parse(&text).map_err(|e| CliError::Usage {
             message: format!("{}:{}:{}: {}", file.display(), e.line, e.column, e.message),
         })?;
