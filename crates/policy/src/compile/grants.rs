@@ -30,6 +30,9 @@ pub(crate) struct Tally {
     ranks: [Option<((usize, usize), usize)>; 3],
     /// The highest tier the base layer placed any part in (decides grants).
     base_tier: Option<usize>,
+    /// Every tier the base layer placed a part in: a compound command runs under the limits
+    /// and the backend of each (`Plans::constrain`).
+    bases: smallvec::SmallVec<[usize; 4]>,
 }
 
 impl Tally {
@@ -47,6 +50,11 @@ impl Tally {
             *slot = Some((t, part));
         }
         self.base_tier = self.base_tier.max(base);
+        if let Some(b) = base
+            && !self.bases.contains(&b)
+        {
+            self.bases.push(b);
+        }
     }
 
     /// The part whose tier a decision reports: among the deciding parts when it is denied (a
@@ -190,6 +198,21 @@ impl Plans {
         self.cuts.len()
     }
 
+    /// Narrows `g`, the grants of the highest of the base tiers `bases` (a compound command's
+    /// parts), by what every one of them sets: the smallest limits, and the WASI backend when
+    /// any of them runs there (a shell string then does not run at all: the WASI backend runs
+    /// one tool). Appending a part from a later tier never escapes a tier's limits or backend.
+    fn constrain(&self, g: &mut Grants, bases: &[usize]) {
+        for cut in bases.iter().filter_map(|b| self.cuts.get(b + 1)) {
+            min_limits(&mut g.limits, &cut.limits);
+            if let Some(wasi @ Backend::Wasi { .. }) = &cut.sandbox
+                && g.sandbox == Backend::Native
+            {
+                g.sandbox = wasi.clone();
+            }
+        }
+    }
+
     fn expand(&self, plan: usize, anchors: &Anchors) -> Grants {
         let Some(cut) = self.cuts.get(plan) else { return Grants::default() };
         let ex = |v: &[PathPattern], n: usize| {
@@ -299,7 +322,12 @@ fn grants(
         return Arc::clone(&d.set.cache.none);
     }
     let plan = base_tier.map_or(0, |t| t + 1);
-    let shared = d.set.cache.get(&d.set.plans, plan, &d.anchors);
+    let mut shared = d.set.cache.get(&d.set.plans, plan, &d.anchors);
+    if d.tally.bases.len() > 1 {
+        let mut g = Arc::unwrap_or_clone(shared);
+        d.set.plans.constrain(&mut g, &d.tally.bases);
+        shared = Arc::new(g);
+    }
     let Some(a) = agent else { return shared };
     let mut g = Arc::unwrap_or_clone(shared);
     let anchors = &d.anchors;

@@ -406,6 +406,34 @@ fn grants_follow_the_tier() {
 }
 
 #[test]
+fn a_compound_command_runs_under_the_limits_and_backend_of_every_part_s_tier() {
+    let text = "version 1\ndefault deny\n\
+        tier build: ask {\n exec make\n fs write \"${workspace}/**\"\n limits { timeout 1m, processes 8 }\n sandbox wasi\n}\n\
+        tier read: allow {\n exec ls\n fs read \"${workspace}/**\"\n limits { memory 1GiB }\n}\n";
+    let set = compile_texts(&[text]).unwrap();
+    let ctx = ctx();
+    let decide = |cmd: &str| {
+        let a = warden_shell::analyse(cmd);
+        set.decide(&Request { agent: None, action: Action::Exec(&a) }, &ctx)
+    };
+    let alone = decide("make");
+    assert_eq!((alone.grants.limits.timeout_ms, alone.grants.limits.processes), (Some(60_000), Some(8)));
+    assert!(matches!(alone.grants.sandbox, warden_policy::Backend::Wasi { .. }));
+    let read = decide("ls");
+    assert_eq!((read.grants.limits.timeout_ms, read.grants.limits.memory), (None, Some(1 << 30)));
+    assert_eq!(read.grants.sandbox, warden_policy::Backend::Native);
+    // A part from the later tier does not take the command out of the earlier tier's limits
+    // or backend; the limits of both apply.
+    for cmd in ["make; ls", "ls && make", "make | ls"] {
+        let d = decide(cmd);
+        let l = d.grants.limits;
+        assert_eq!((l.timeout_ms, l.processes, l.memory), (Some(60_000), Some(8), Some(1 << 30)), "{cmd}");
+        assert!(matches!(d.grants.sandbox, warden_policy::Backend::Wasi { .. }), "{cmd}");
+        assert!(d.grants.write.iter().any(|w| w.starts_with("/workspace")), "{cmd}");
+    }
+}
+
+#[test]
 fn grants_are_expanded_for_each_context_however_many_the_set_has_seen() {
     let set = compile_texts(&[MAIN]).unwrap();
     let analysis = analyse("cargo build");
