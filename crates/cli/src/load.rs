@@ -61,9 +61,9 @@ pub fn layers(args: &PolicyArgs, env: &Environment) -> Result<Vec<LayerSource>, 
 
 /// The decision context from the options and the environment.
 pub fn context(args: &PolicyArgs, env: &Environment) -> Result<Context, CliError> {
-    let mut cwd = absolute(&env.cwd, args.cwd.as_deref().unwrap_or(&env.cwd));
+    let mut cwd = real(&env.cwd, args.cwd.as_deref().unwrap_or(&env.cwd));
     let workspace = match &args.workspace {
-        Some(dir) => absolute(&env.cwd, dir),
+        Some(dir) => real(&env.cwd, dir),
         None => warden_engine::repository_root(&cwd).unwrap_or_else(|| cwd.clone()),
     };
     // A workspace given elsewhere than here: commands start in it, not in a folder the
@@ -93,6 +93,26 @@ pub fn environment() -> Result<Environment, CliError> {
         path: String::from("the working directory"),
         source,
     })
+}
+
+/// `path` against `base` as the kernel resolves it (links followed: the sandbox binds what the
+/// path leads to, and a working folder is compared with the workspace by their real paths);
+/// a path that does not exist (a context `explain` is asked about) lexically, by [`absolute`].
+fn real(base: &Path, path: &Path) -> PathBuf {
+    std::fs::canonicalize(base.join(path)).unwrap_or_else(|_| absolute(base, path))
+}
+
+/// Refuses to run in a workspace or working folder that is not an existing folder, before
+/// anything is decided or recorded.
+pub fn existing_folders(context: &Context) -> Result<(), CliError> {
+    for (what, dir) in [("workspace", &context.workspace), ("working directory", &context.cwd)] {
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(CliError::Usage { message: format!("the {what} `{dir}` is not a folder") }),
+            Err(e) => return Err(CliError::Usage { message: format!("the {what} `{dir}` cannot be used: {e}") }),
+        }
+    }
+    Ok(())
 }
 
 /// `path` made absolute against `base` and normalised lexically (no file system access).

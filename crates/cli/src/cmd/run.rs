@@ -56,6 +56,9 @@ enum BackendArg {
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let quoted;
     let (query, job) = if let Some(command) = &args.command {
+        if command.trim().is_empty() {
+            return Err(CliError::Usage { message: "nothing to run: the command string is empty".into() });
+        }
         (Query::Command(command), Job::Shell(command))
     } else if !args.argv.is_empty() {
         quoted = warden_engine::quote_argv(&args.argv);
@@ -70,6 +73,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     };
     let env = environment()?;
     let context = context(&args.policy, &env)?;
+    crate::load::existing_folders(&context)?;
     // What the sandbox can make ahead is made while the policy loads: the command's process,
     // in its namespaces with the first part of its view (and a root caller's idmap of the
     // workspace). A run it does not fit (network granted) starts its own.

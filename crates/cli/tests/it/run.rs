@@ -35,6 +35,49 @@ fn denied_commands_do_not_run() {
 }
 
 #[test]
+fn a_workspace_reached_through_a_link_runs_in_the_folder_it_leads_to() {
+    let dir = tempdir("run-link");
+    std::fs::create_dir(dir.join("real")).unwrap();
+    std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+    let (v, code) = run_json(&dir.join("link"), &["-c", "echo hi > out.txt; pwd"]);
+    assert_eq!((v["ran"].as_bool(), code), (Some(true), Some(0)), "{v}");
+    assert_eq!(std::fs::read_to_string(dir.join("real/out.txt")).unwrap(), "hi\n");
+    assert_eq!(v["stdout"]["text"], format!("{}\n", dir.join("real").canonicalize().unwrap().display()), "{v}");
+}
+
+#[test]
+fn a_missing_workspace_or_an_empty_command_is_a_usage_error_and_nothing_is_recorded() {
+    let dir = tempdir("run-bad-ws");
+    let home = tempdir("run-bad-ws-home");
+    std::fs::write(dir.join("file"), "x").unwrap();
+    let policy = repo().join("policies/full-auto.policy");
+    let log = home.join("audit.jsonl");
+    let attempt = |ws: &std::path::Path, cmd: &str| {
+        let out = warden(&dir, &home)
+            .args(["run", "--json", "--policy"])
+            .arg(&policy)
+            .arg("--workspace")
+            .arg(ws)
+            .arg("--audit-log")
+            .arg(&log)
+            .args(["-c", cmd])
+            .output()
+            .unwrap();
+        (out.status.code(), crate::support::stderr(&out))
+    };
+    let (code, err) = attempt(&dir.join("missing"), "true");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("workspace") && err.contains("missing"), "{err}");
+    let (code, err) = attempt(&dir.join("file"), "true");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is not a folder"), "{err}");
+    let (code, err) = attempt(&dir, "  ");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("empty"), "{err}");
+    assert!(!log.exists(), "nothing was decided, so nothing is recorded");
+}
+
+#[test]
 fn allowed_commands_run_confined_with_the_pinned_fields() {
     let ws = tempdir("run-allow");
     let (v, code) = run_json(&ws, &["-c", "echo hi > out.txt; cat out.txt; echo x > /etc/warden-run-test; exit 3"]);
