@@ -13,6 +13,7 @@
 mod call;
 mod claude;
 mod gemini;
+mod globs;
 
 use crate::load::{PolicyArgs, context, environment, layers};
 use crate::output::CliError;

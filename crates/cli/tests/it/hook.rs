@@ -290,6 +290,41 @@ fn the_hook_s_cwd_picks_the_project_layer_and_the_workspace() {
 }
 
 #[test]
+fn gemini_read_many_files_entries_are_judged_by_every_file_they_reach() {
+    // Gemini globs each entry with dot files and without regard to case: all of these read
+    // `.env` or a key, though none names it as written.
+    let dir = tempdir("hook-rmf");
+    let ws = dir.join("repo");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(ws.join("keys")).unwrap();
+    std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::write(ws.join("keys/server.pem"), "KEY\n").unwrap();
+    std::fs::write(ws.join("README.md"), "hi\n").unwrap();
+    let call = |include: Value| {
+        let input = input_with("gemini", "read-many-files.json", |v| {
+            v["cwd"] = ws.to_str().unwrap().into();
+            v["tool_input"] = serde_json::json!({ "include": include });
+        });
+        answer("gemini", &hook_in(&ws, &dir, "gemini", &[], &input))
+    };
+    for entries in [
+        serde_json::json!([".en?"]),
+        serde_json::json!([".ENV"]),
+        serde_json::json!(["[.]env"]),
+        serde_json::json!(["{.env,README.md}"]),
+        serde_json::json!(["**/*.PEM"]),
+        serde_json::json!(["README.md", "*"]),
+    ] {
+        let (verdict, reason) = call(entries.clone());
+        assert_eq!(verdict, "deny", "{entries}: {reason}");
+    }
+    let (verdict, reason) = call(serde_json::json!(["README.md", "*.md"]));
+    assert_ne!(verdict, "deny", "{reason}");
+    // No entry at all: the call cannot be judged.
+    assert_eq!(call(serde_json::json!([])).0, "deny");
+}
+
+#[test]
 fn a_file_tool_s_path_through_a_link_is_decided_where_it_leads() {
     // The agent's Write and Read follow links; a command may have made `lk -> .git` and
     // `e -> .env`. The path as written names nothing guarded: where it leads does.

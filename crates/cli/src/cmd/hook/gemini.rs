@@ -45,20 +45,50 @@ fn requests(env: &Envelope<'_>) -> Result<Vec<Request>, InputError> {
     let dir = || -> Result<Option<String>, InputError> {
         Ok(Some(input.first_string(DIR)?.unwrap_or(".").to_string()))
     };
+    let spellings = |name: &str, keys: &[&str]| -> Result<Vec<Request>, InputError> {
+        // A release reads one spelling, another release the other: every one given is judged.
+        let mut out = vec![Request::tool(name, Some(input.path(keys)?))];
+        for key in keys {
+            if let Some(p) = input.first_string(&[key])?.filter(|p| !p.is_empty()) {
+                let r = Request::tool(name, Some(p.to_string()));
+                if !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+        }
+        Ok(out)
+    };
     let request = match env.tool {
-        "read_file" => Request::tool("read_file", Some(input.path(FILE)?)),
-        "write_file" => Request::tool("write_file", Some(input.path(FILE)?)),
-        "replace" => Request::tool("edit_file", Some(input.path(FILE)?)),
-        "list_directory" => Request::tool("list_dir", dir()?),
+        "read_file" => return spellings("read_file", FILE),
+        "write_file" => return spellings("write_file", FILE),
+        "replace" => return spellings("edit_file", FILE),
+        "list_directory" => return spellings("list_dir", DIR).or_else(|_| Ok(vec![Request::tool("list_dir", dir()?)])),
         "glob" | "grep_search" | "search_file_content" => Request::tool("search", dir()?),
         "read_many_files" => {
-            // Each entry (a path or a glob) is a read; the most severe verdict decides.
+            // Each entry is a glob to Gemini (dot files, any case): the entry itself and every
+            // file it reaches are reads; the most severe verdict decides.
             let mut entries = input.strings("include")?;
             entries.extend(input.strings("paths")?);
             if entries.is_empty() {
-                return Ok(vec![Request::tool("read_file", None)]);
+                return Err(InputError::Missing("tool_input.include".into()));
             }
-            return Ok(entries.into_iter().map(|p| Request::tool("read_file", Some(p.to_string()))).collect());
+            let cwd = Path::new(env.cwd);
+            let mut visits = 0;
+            let mut requests = Vec::new();
+            for entry in entries {
+                requests.push(Request::tool("read_file", Some(entry.to_string())));
+                let reached = super::globs::reached(cwd, entry, &mut visits).map_err(|_| InputError::Invalid {
+                    field: "tool_input.include".into(),
+                    problem: "reaches too many files to judge each",
+                })?;
+                for path in reached {
+                    let request = Request::tool("read_file", Some(path.display().to_string()));
+                    if !requests.contains(&request) {
+                        requests.push(request);
+                    }
+                }
+            }
+            return Ok(requests);
         }
         // web_fetch, google_web_search, save_memory, write_todos, mcp__server__tool, ...
         other => Request::tool(other, None),
@@ -119,6 +149,19 @@ mod tests {
     }
 
     #[test]
+    fn every_spelling_given_is_judged() {
+        assert_eq!(
+            requests("read_file", json!({"file_path": "/w/src/main.rs", "absolute_path": "/w/.env"})),
+            [Request::tool("read_file", Some("/w/src/main.rs".into())), Request::tool("read_file", Some("/w/.env".into()))]
+        );
+        assert_eq!(
+            requests("list_directory", json!({"dir_path": "/w", "path": "/h/.ssh"})),
+            [Request::tool("list_dir", Some("/w".into())), Request::tool("list_dir", Some("/h/.ssh".into()))]
+        );
+        assert_eq!(requests("list_directory", json!({})), tool("list_dir", "."));
+    }
+
+    #[test]
     fn a_shell_command_runs_in_its_dir_path() {
         let c = call("run_shell_command", json!({"command": "ls", "dir_path": "sub/x"})).unwrap();
         assert_eq!(c.cwd, Path::new("/w/sub/x"));
@@ -133,6 +176,8 @@ mod tests {
             ("read_file", json!({})),
             ("write_file", json!({"file_path": ""})),
             ("read_many_files", json!({"include": [1]})),
+            ("read_many_files", json!({"include": []})),
+            ("read_many_files", json!({})),
         ] {
             assert!(call(tool, input.clone()).is_err(), "{tool} {input}");
         }
