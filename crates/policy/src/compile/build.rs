@@ -282,7 +282,7 @@ impl<'a> Lower<'a, '_> {
         let excepts = self.patterns(except);
         for p in &pats {
             let entry =
-                FsEntry { rule: r, access: access.node, verdict: place.verdict, except: excepts.clone() };
+                FsEntry { rule: r, access: access.node, verdict: place.verdict, except: excepts.clone(), in_tier: place.tier.is_some() };
             if place.verdict != Verdict::Allow {
                 self.layer.fs_restrict.insert(p.clone(), entry.clone());
             }

@@ -35,7 +35,9 @@ pub(crate) struct Decider<'p> {
 enum Check {
     Read,
     Write,
-    /// An argument: ask/deny read rules, and deny write rules (its access is unknown).
+    /// An argument (its access is unknown): ask/deny read rules, deny write rules, and ask
+    /// write rules of their own. A tier's `fs write` in an ask tier is that tier's grant, not a
+    /// restriction: naming a path it covers (`cat src/x`) does not ask.
     Argument,
 }
 
@@ -45,7 +47,7 @@ fn entry_applies(e: &FsEntry, check: Check) -> bool {
         Check::Read => e.access == FsAccess::Read || e.verdict == Verdict::Allow,
         // A deny (or ask) of `fs read` covers every access.
         Check::Write => e.access == FsAccess::Write || e.verdict != Verdict::Allow,
-        Check::Argument => e.access == FsAccess::Read || e.verdict == Verdict::Deny,
+        Check::Argument => e.access == FsAccess::Read || e.verdict == Verdict::Deny || !e.in_tier,
     }
 }
 

@@ -233,6 +233,8 @@ pub(crate) struct FsEntry {
     pub(crate) access: FsAccess,
     pub(crate) verdict: Verdict,
     pub(crate) except: Vec<PathPattern>,
+    /// Written in a tier (a grant of that tier), not as a rule of its own.
+    pub(crate) in_tier: bool,
 }
 
 /// A `pipe A into B` rule.

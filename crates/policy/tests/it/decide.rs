@@ -434,6 +434,28 @@ fn a_compound_command_runs_under_the_limits_and_backend_of_every_part_s_tier() {
 }
 
 #[test]
+fn an_ask_write_rule_of_its_own_covers_paths_named_as_arguments_but_an_ask_tier_s_grant_does_not() {
+    let text = "version 1\ndefault deny\n\
+        tier write: ask {\n exec mv\n fs write \"${workspace}/**\"\n}\n\
+        tier read: allow {\n exec cat, cp, tee\n fs read \"${workspace}/**\"\n}\n\
+        allow fs write \"/tmp/**\"\n\
+        ask \"workflows are reviewed\" fs write \"${workspace}/.github/workflows/**\"\n";
+    let set = compile_texts(&[text]).unwrap();
+    let ctx = ctx();
+    let verdict = |cmd: &str| {
+        let a = warden_shell::analyse(cmd);
+        set.decide(&Request { agent: None, action: Action::Exec(&a) }, &ctx).verdict
+    };
+    for cmd in ["cp /tmp/x .github/workflows/ci.yml", "tee .github/workflows/ci.yml", "cat .github/workflows/ci.yml"] {
+        assert_eq!(verdict(cmd), Q, "{cmd}");
+    }
+    // The write tier's grant is not a restriction: naming a workspace file does not ask.
+    for cmd in ["cat src/main.rs", "cp src/a /tmp/b"] {
+        assert_eq!(verdict(cmd), A, "{cmd}");
+    }
+}
+
+#[test]
 fn grants_are_expanded_for_each_context_however_many_the_set_has_seen() {
     let set = compile_texts(&[MAIN]).unwrap();
     let analysis = analyse("cargo build");
