@@ -81,6 +81,7 @@ fn run_file(file: &Path, lines: &[Line], cov: &mut Coverage) -> (usize, usize) {
     let mut context = default_context();
     let mut cwd_set = false;
     let mut agent: Option<String> = None;
+    let known = cov.engine.policy().agents();
     let (mut passed, mut failed) = (0, 0);
     for line in lines {
         match line {
@@ -98,6 +99,12 @@ fn run_file(file: &Path, lines: &[Line], cov: &mut Coverage) -> (usize, usize) {
                 cwd_set = true;
             }
             Line::Case(case) => {
+                // A misspelt agent would be denied everything, and every `deny` case pass.
+                if let Some(a) = agent.as_ref().filter(|a| !known.contains(a)) {
+                    failed += 1;
+                    println!("FAIL {}:{}: agent `{a}` is not defined by the policy (defined: {})", file.display(), case.line, known.join(", "));
+                    continue;
+                }
                 let engine = cov.engine.clone().with_context(context.clone());
                 let query = match &case.request {
                     CaseRequest::Command(c) => Query::Command(c),
@@ -131,7 +138,10 @@ fn mismatch(case: &Case, decision: &Decision) -> Option<String> {
         return Some(format!("expected tier {tier}, got {}", decision.tier().unwrap_or("none")));
     }
     if let Some((file, line)) = &case.rule {
-        let found = decision.rules().iter().any(|r| r.line == *line && r.file.ends_with(file.as_str()));
+        // The file as written, or its last components: `a.policy` names `x/a.policy`, never
+        // `extra.policy`; an empty name names nothing.
+        let named = |f: &str| !file.is_empty() && (f == file || f.ends_with(&format!("/{file}")));
+        let found = decision.rules().iter().any(|r| r.line == *line && named(&r.file));
         if !found {
             let got: Vec<String> = decision.rules().iter().map(|r| format!("{}:{}", r.file, r.line)).collect();
             return Some(format!("expected rule {file}:{line}, got [{}]", got.join(", ")));

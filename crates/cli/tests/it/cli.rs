@@ -170,6 +170,23 @@ fn test_verb_reports_failures_coverage_and_a_closing_count() {
 }
 
 #[test]
+fn test_verb_fails_a_misspelt_agent_and_a_rule_in_another_file() {
+    let dir = tempdir("testverb-names");
+    std::fs::write(dir.join("extra.policy"), "version 1\nagent reviewer { tiers read }\ntier read: allow { exec ls }\n").unwrap();
+    std::fs::write(
+        dir.join("p.wtest"),
+        "policy extra.policy\nagent reveiwer\ndeny \"make\"\nagent none\nallow \"ls\" tier read rule a.policy:3\nallow \"ls\" rule :3\nallow \"ls\" rule extra.policy:3\n",
+    )
+    .unwrap();
+    let out = warden(&dir, &dir).args(["test", dir.to_str().unwrap()]).output().unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("1 passed, 3 failed"), "{text}");
+    assert!(text.contains("p.wtest:3: agent `reveiwer` is not defined by the policy (defined: reviewer)"), "{text}");
+    assert!(text.contains("p.wtest:5: expected rule a.policy:3"), "{text}");
+}
+
+#[test]
 fn shipped_policy_tests_pass() {
     let root = repo();
     let out = warden(&root, &root).args(["test", "policies/tests"]).output().unwrap();
