@@ -198,10 +198,7 @@ impl Engine {
         };
         let ws = std::path::Path::new(&self.context().workspace);
         let cwd = std::path::Path::new(&self.context().cwd);
-        let mut text = run.stderr.text.clone();
-        text.push('\n');
-        text.push_str(&run.stdout.text);
-        let paths = warden_feedback::paths::find(&text, ws, cwd);
+        let paths = warden_feedback::paths::find_in(&[&run.stderr.text, &run.stdout.text], ws, cwd);
         Ok(Outcome { decision: decision.clone(), ran: true, run, paths, agent: explanation.agent.clone(), refused: None, audit: None })
     }
 }

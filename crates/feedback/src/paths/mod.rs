@@ -40,7 +40,7 @@ pub const MAX_PATHS: usize = 64;
 /// Lines longer than this many bytes (after removing colour escapes) are skipped.
 pub const MAX_LINE: usize = 4 * 1024;
 
-/// Only the first this many bytes of the output are scanned.
+/// Only this many bytes of the output are scanned (see [`find_in`] for how they are chosen).
 pub const MAX_SCAN: usize = 1024 * 1024;
 
 /// The tool-specific scanners, in the order their finds are reported within one line.
@@ -106,6 +106,40 @@ fn keep(
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+/// [`find`] over a command's streams (stderr, then stdout): each gets an equal share of
+/// [`MAX_SCAN`], and a stream longer than its share is scanned at its head and at its tail,
+/// where builds print their last errors (a long log on one stream hides nothing on the
+/// other).
+pub fn find_in(streams: &[&str], workspace: &Path, cwd: &Path) -> Vec<SourcePath> {
+    let share = MAX_SCAN / streams.len().max(1);
+    let mut text = String::with_capacity(streams.iter().map(|s| s.len().min(share) + 2).sum());
+    for s in streams {
+        if s.len() <= share {
+            text.push_str(s);
+        } else {
+            text.push_str(prefix(s, share / 2));
+            text.push('\n');
+            text.push_str(suffix(s, share / 2));
+        }
+        text.push('\n');
+    }
+    find(&text, workspace, cwd)
+}
+
+/// The last at most `max` bytes of `s`, from the start of a line.
+fn suffix(s: &str, max: usize) -> &str {
+    let mut start = s.len().saturating_sub(max);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = s.get(start..).unwrap_or("");
+    if start == 0 {
+        return tail;
+    }
+    // The first line of the tail was cut: it starts after the first line break.
+    tail.find('\n').and_then(|i| tail.get(i + 1..)).unwrap_or("")
+}
+
 fn prefix(s: &str, max: usize) -> &str {
     let mut end = max.min(s.len());
     while !s.is_char_boundary(end) {

@@ -4,7 +4,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{MAX_LINE, MAX_PATHS, MAX_SCAN, find};
+use super::{MAX_LINE, MAX_PATHS, MAX_SCAN, find, find_in};
 use crate::SourcePath;
 
 /// A unique scratch directory, removed on drop.
@@ -159,6 +159,21 @@ fn long_lines_are_skipped_and_scanning_is_bounded() {
     let filler = "y\n".repeat(MAX_SCAN / 2);
     assert_eq!(run(&s, &s.ws(), &format!("{filler}late.c:1: error: x\n")), []);
     assert_eq!(run(&s, &s.ws(), &format!("late.c:1: error: x\n{filler}")), [sp("late.c", Some(1), None)]);
+}
+
+#[test]
+fn each_stream_is_scanned_at_its_head_and_tail_whatever_the_other_holds() {
+    let s = Scratch::new(&["run.py", "lib/mod.py", "last.c"]);
+    let ws = s.ws();
+    // A long log on stderr, with the final error at its end; a location on stdout.
+    let stderr = format!("lib/mod.py:2:3: y\n{}last.c:9: error: x\n", "1234567\n".repeat(MAX_SCAN / 4));
+    let stdout = "run.py:1:1: x\n";
+    let found = find_in(&[&stderr, stdout], &ws, &ws);
+    for want in [sp("lib/mod.py", Some(2), Some(3)), sp("last.c", Some(9), None), sp("run.py", Some(1), Some(1))] {
+        assert!(found.contains(&want), "{want:?} in {found:?}");
+    }
+    // Under its share, a stream is scanned whole.
+    assert_eq!(find_in(&["last.c:1: error: x\n", ""], &ws, &ws), [sp("last.c", Some(1), None)]);
 }
 
 #[test]
