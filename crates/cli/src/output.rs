@@ -46,14 +46,19 @@ pub enum CliError {
 
 /// Prints every diagnostic to stderr, rendered with source context (or one line each).
 pub fn print_diagnostics(diagnostics: &Diagnostics, short: bool) {
-    for d in &diagnostics.0 {
-        if short {
+    for (i, d) in diagnostics.0.iter().enumerate() {
+        // Each drawing reads its file from the start: past the first few, one line each (a
+        // file with thousands of errors is reported in well under a second).
+        if short || i >= DRAWN {
             eprintln!("{}", d.short());
         } else {
             eprintln!("{:?}", miette::Report::new(d.clone()));
         }
     }
 }
+
+/// Diagnostics drawn with their source excerpt; the rest are printed on one line each.
+const DRAWN: usize = 20;
 
 /// Prints the diagnostics and turns them into the error that stops the verb.
 pub fn policy_error(diagnostics: &Diagnostics) -> CliError {

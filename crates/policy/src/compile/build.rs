@@ -345,12 +345,13 @@ fn agent_profiles(
     for name in defs.keys().filter(|n| base.contains(**n)) {
         // The chain: the agent first, then its ancestors (breadth first, no repeats).
         let mut chain: Vec<&str> = vec![name];
+        let mut in_chain: std::collections::HashSet<&str> = std::collections::HashSet::from([*name]);
         let mut i = 0;
         while let Some(n) = chain.get(i).copied() {
             for d in defs.get(n).into_iter().flatten() {
                 if let Some(p) = &d.extends
-                    && !chain.contains(&p.node.as_str())
                     && defs.contains_key(p.node.as_str())
+                    && in_chain.insert(p.node.as_str())
                 {
                     chain.push(p.node.as_str());
                 }

@@ -50,6 +50,9 @@ pub(crate) struct SetDef<'a> {
 pub(crate) struct SetEnv<'a> {
     /// Per layer: name -> first definition.
     layers: Vec<HashMap<&'a str, SetDef<'a>>>,
+    /// The sets (layer, name) that reach themselves, found once for all ([`SetEnv::cycle`]
+    /// searches only from these: searching from every set was quadratic in a long chain).
+    cyclic: FxHashSet<(usize, &'a str)>,
 }
 
 impl<'a> SetEnv<'a> {
@@ -67,7 +70,82 @@ impl<'a> SetEnv<'a> {
             }
             out.push(map);
         }
-        SetEnv { layers: out }
+        let mut env = SetEnv { layers: out, cyclic: FxHashSet::default() };
+        env.cyclic = env.find_cycles();
+        env
+    }
+
+    /// Every set on a cycle of set references: the strongly connected components with more
+    /// than one set, or one that names itself (Tarjan's algorithm, without recursion).
+    // Every index is a node number below `nodes.len()`, which sizes every vector indexed.
+    #[allow(clippy::indexing_slicing)]
+    fn find_cycles(&self) -> FxHashSet<(usize, &'a str)> {
+        let nodes: Vec<(usize, &'a str)> =
+            self.layers.iter().enumerate().flat_map(|(li, m)| m.keys().map(move |n| (li, *n))).collect();
+        let at: HashMap<(usize, &'a str), usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let edges: Vec<Vec<usize>> = nodes
+            .iter()
+            .map(|&(li, name)| {
+                let members = self.layers.get(li).and_then(|m| m.get(name)).map_or(&[][..], |d| d.members);
+                members
+                    .iter()
+                    .filter_map(|m| match m {
+                        PathRef::Set(s) => {
+                            let (found, _) = self.lookup(li, &s.node)?;
+                            at.get(&(found, s.node.as_str())).copied()
+                        }
+                        PathRef::Pattern(_) => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let unseen = usize::MAX;
+        let (mut index, mut low) = (vec![unseen; nodes.len()], vec![0usize; nodes.len()]);
+        let mut on_stack = vec![false; nodes.len()];
+        let (mut stack, mut next, mut out) = (Vec::new(), 0usize, FxHashSet::default());
+        for root in 0..nodes.len() {
+            if index[root] != unseen {
+                continue;
+            }
+            let mut calls: Vec<(usize, usize)> = vec![(root, 0)];
+            (index[root], low[root], on_stack[root]) = (next, next, true);
+            next += 1;
+            stack.push(root);
+            while let Some(&(v, e)) = calls.last() {
+                if let Some(&w) = edges[v].get(e) {
+                    if let Some(top) = calls.last_mut() {
+                        top.1 += 1;
+                    }
+                    if index[w] == unseen {
+                        (index[w], low[w], on_stack[w]) = (next, next, true);
+                        next += 1;
+                        stack.push(w);
+                        calls.push((w, 0));
+                    } else if on_stack[w] {
+                        low[v] = low[v].min(index[w]);
+                    }
+                    continue;
+                }
+                calls.pop();
+                if let Some(&(u, _)) = calls.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut component = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        component.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    if component.len() > 1 || edges[v].contains(&v) {
+                        out.extend(component.into_iter().map(|w| nodes[w]));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The set `name` as seen from `layer`: its own first, then upward.
@@ -78,7 +156,10 @@ impl<'a> SetEnv<'a> {
     /// Whether `start` (defined in `layer`) reaches itself: the first direct member (in source
     /// order) through which it does, with its span.
     pub(crate) fn cycle(&self, layer: usize, start: &str) -> Option<(String, Span)> {
-        let (_, def) = self.lookup(layer, start)?;
+        let (found, def) = self.lookup(layer, start)?;
+        if !self.cyclic.contains(&(found, start)) {
+            return None;
+        }
         for m in def.members {
             let PathRef::Set(first) = m else { continue };
             let mut stack: Vec<(usize, &str)> = vec![(layer, first.node.as_str())];

@@ -55,19 +55,36 @@ fn globals(layers: &[LayerAst]) -> Globals<'_> {
     g
 }
 
-/// Whether agent `name` reaches itself through `extends`.
-fn agent_cycle(g: &Globals<'_>, name: &str) -> bool {
-    let mut stack: Vec<&str> = g.extends.get(name).cloned().unwrap_or_default();
+/// How many agents an `extends` chain may climb: real ones climb two or three. Every agent's
+/// profile merges its whole chain, so an unbounded one would make loading quadratic.
+pub(crate) const MAX_AGENT_DEPTH: usize = 32;
+
+/// What agent `name`'s `extends` chain does.
+#[derive(Debug, PartialEq, Eq)]
+enum Chain {
+    Ends,
+    /// It reaches `name` again.
+    Loops,
+    /// It climbs more than [`MAX_AGENT_DEPTH`] agents.
+    TooDeep,
+}
+
+/// Follows agent `name`'s `extends` chain, level by level.
+fn agent_chain(g: &Globals<'_>, name: &str) -> Chain {
+    let mut level: Vec<&str> = g.extends.get(name).cloned().unwrap_or_default();
     let mut seen: HashSet<&str> = HashSet::new();
-    while let Some(n) = stack.pop() {
-        if n == name {
-            return true;
+    for _ in 0..MAX_AGENT_DEPTH {
+        if level.contains(&name) {
+            return Chain::Loops;
         }
-        if seen.insert(n) {
-            stack.extend(g.extends.get(n).into_iter().flatten().copied());
+        let next: Vec<&str> =
+            level.iter().filter(|n| seen.insert(n)).flat_map(|n| g.extends.get(n).into_iter().flatten().copied()).collect();
+        if next.is_empty() {
+            return Chain::Ends;
         }
+        level = next;
     }
-    false
+    Chain::TooDeep
 }
 
 /// Validates every layer; returns all diagnostics found.
@@ -396,13 +413,22 @@ fn check_agent(
                 format!("agent `{}` extends unknown agent `{}`", a.name.node, p.node),
                 "define the parent agent, or remove `extends`",
             );
-        } else if agent_cycle(g, &a.name.node) {
-            cx.err(
-                Code::UnknownAgent,
-                &p.span,
-                format!("agent `{}` extends itself through `{}`", a.name.node, p.node),
-                "`extends` chains must not loop",
-            );
+        } else {
+            match agent_chain(g, &a.name.node) {
+                Chain::Ends => {}
+                Chain::Loops => cx.err(
+                    Code::UnknownAgent,
+                    &p.span,
+                    format!("agent `{}` extends itself through `{}`", a.name.node, p.node),
+                    "`extends` chains must not loop",
+                ),
+                Chain::TooDeep => cx.err(
+                    Code::UnknownAgent,
+                    &p.span,
+                    format!("agent `{}` climbs more than {MAX_AGENT_DEPTH} agents through `extends`", a.name.node),
+                    "flatten the chain: extend a common parent instead of each other",
+                ),
+            }
         }
     }
     let (mut default_seen, mut opaque_seen) = (false, false);

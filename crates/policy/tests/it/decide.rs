@@ -642,6 +642,35 @@ fn codes(layers: &[Vec<(&str, &str)>]) -> Vec<String> {
 }
 
 #[test]
+fn long_chains_of_sets_and_agents_load_or_fail_with_a_location() {
+    // A chain of 5,000 sets (checking each for a cycle used to walk the rest of the chain),
+    // with a cycle at its far end still found.
+    let mut text = String::from("version 1\n");
+    for i in 0..5000 {
+        text.push_str(&format!("paths p{i} = p{}, \"/a{i}\"\n", i + 1));
+    }
+    text.push_str("paths p5000 = \"/end\"\ndeny fs read p0\n");
+    assert_eq!(codes(&[vec![("sets.policy", &text)]]), Vec::<String>::new());
+    let looped = text.replace("paths p5000 = \"/end\"", "paths p5000 = p4990");
+    let got = codes(&[vec![("sets.policy", &looped)]]);
+    assert_eq!(got.len(), 11, "{got:?}");
+    assert!(got.iter().all(|d| d.contains("warden::path-set-cycle")), "{got:?}");
+    // An `extends` chain climbs at most 32 agents.
+    let chain = |n: usize| {
+        let mut t = String::from("version 1\n");
+        for i in 0..n {
+            t.push_str(&format!("agent a{i} extends a{} {{ }}\n", i + 1));
+        }
+        t.push_str(&format!("agent a{n} {{ }}\n"));
+        t
+    };
+    assert_eq!(codes(&[vec![("agents.policy", &chain(32))]]), Vec::<String>::new());
+    let got = codes(&[vec![("agents.policy", &chain(40))]]);
+    assert_eq!(got.len(), 8, "{got:?}");
+    assert!(got[0].starts_with("agents.policy:2:") && got[0].contains("climbs more than 32 agents"), "{got:?}");
+}
+
+#[test]
 fn validation_reports_every_error_sorted() {
     let a = "version 1\ndefault deny\ntier read: allow { exec ls; default ask }\npaths s = \"${foo}/x\"\n";
     let b = "default ask\ntier read: allow { exec cat }\nagent x extends nobody { allow exec ls; default allow }\ndeny fs read unknown\n";
