@@ -156,6 +156,22 @@ fn resolve(cwd: &Path, target: &str) -> PathBuf {
     out
 }
 
+/// Whether `path` exists on the host as the command's own user could see it. warden checks;
+/// as root it sees what the command (`nobody`) could not, and the result names the path: so
+/// as root every folder above it must be searchable by others, or the result would tell the
+/// command whether a path exists under a private folder (`/root/x`).
+fn on_host(path: &Path) -> bool {
+    if path.symlink_metadata().is_err() {
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return true;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    path.ancestors().skip(1).all(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
 /// The access the view gives `path`: the nearest mount's (None: not in the view).
 fn access(spec: &Spec, path: &Path) -> Option<Access> {
     if spec.scratch.iter().any(|s| path.starts_with(s))
@@ -182,7 +198,7 @@ fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial
     match access(spec, path) {
         // Not in the view: a "missing" error for a path that exists on the host.
         None => match kind {
-            Kind::Missing | Kind::Denied | Kind::ReadOnly if path.symlink_metadata().is_ok() || kind != Kind::Missing => {
+            Kind::Missing | Kind::Denied | Kind::ReadOnly if kind != Kind::Missing || on_host(path) => {
                 denial(op, DenialSource::Mount)
             }
             _ => None,
@@ -284,6 +300,27 @@ mod tests {
         assert!(infer_text("error[E0308]: mismatched types").is_empty());
         // Relative: the command may have changed directory.
         assert!(infer_text("cat: ../../readable/secret.txt: Permission denied").is_empty());
+    }
+
+    #[test]
+    fn a_missing_path_outside_the_view_is_a_denial_only_where_the_command_could_see_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::path::PathBuf::from(format!("/var/tmp/warden-denials-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        for (dir, mode) in [("open", 0o755), ("private", 0o700)] {
+            std::fs::create_dir_all(base.join(dir)).unwrap();
+            std::fs::write(base.join(dir).join("f"), "x").unwrap();
+            std::fs::set_permissions(base.join(dir), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let missing = |p: &str| infer_text(&format!("cat: {}/{p}: No such file or directory", base.display()));
+        assert_eq!(missing("open/f").len(), 1);
+        assert!(missing("open/nothing").is_empty());
+        // As root, warden would see what `nobody` cannot; as a user, the command is that user.
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        assert_eq!(missing("private/f").len(), usize::from(!root));
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]
