@@ -62,7 +62,8 @@ pub struct PolicySet {
     why: Vec<std::sync::OnceLock<std::sync::Arc<crate::decision::RuleWhy>>>,
     layers: Vec<LayerC>,
     agents: HashMap<String, AgentProfile>,
-    /// The policy-wide opaque verdict (the most severe any layer sets; ask when unset).
+    /// The policy-wide opaque verdict (the most severe any layer sets; ask when unset, and for
+    /// a lower layer that sets `default` without `opaque`).
     opaque: Verdict,
     /// Grants per base tier, unexpanded.
     plans: grants::Plans,
@@ -215,7 +216,10 @@ pub(crate) fn assemble(parsed: &[LayerAst]) -> PolicySet {
         .map(|l| LayerInfo { kind: l.kind, files: l.files.iter().map(|f| f.name.clone()).collect() })
         .collect();
     let base_opaque = built.layers.first().and_then(|l| l.opaque).unwrap_or(Verdict::Ask);
-    let opaque = built.layers.iter().skip(1).filter_map(|l| l.opaque).fold(base_opaque, Verdict::max);
+    // A lower layer that sets its `default` but not `opaque` has ask for it, as a policy of its
+    // own would: `default deny` there does not leave what cannot be analysed to the layers above.
+    let lower = |l: &model::LayerC| l.opaque.or(l.default.map(|_| Verdict::Ask));
+    let opaque = built.layers.iter().skip(1).filter_map(lower).fold(base_opaque, Verdict::max);
     let plans = grants::Plans::new(&built.layers);
     PolicySet {
         infos,

@@ -642,6 +642,25 @@ fn codes(layers: &[Vec<(&str, &str)>]) -> Vec<String> {
 }
 
 #[test]
+fn a_lower_layer_with_a_default_but_no_opaque_makes_what_cannot_be_analysed_ask() {
+    let base = "version 1\ndefault allow\nopaque allow\nallow exec ls\n";
+    let verdict = |lower: &str, cmd: &str| {
+        let set = compile_texts(&[base, lower]).unwrap();
+        let a = warden_shell::analyse(cmd);
+        set.decide(&Request { agent: None, action: Action::Exec(&a) }, &ctx()).verdict
+    };
+    let strict = "version 1\ndefault deny\nallow exec ls\n";
+    assert_eq!(verdict(strict, "x=rm; $x -rf src"), Q);
+    assert_eq!(verdict(strict, "eval \"$CMD\""), Q);
+    assert_eq!(verdict(strict, "rm -rf src"), D);
+    assert_eq!(verdict(strict, "ls"), A);
+    // Its own `opaque` stands; a layer that sets neither abstains.
+    assert_eq!(verdict("version 1\ndefault deny\nopaque deny\n", "eval \"$CMD\""), D);
+    assert_eq!(verdict("version 1\ndefault deny\nopaque allow\n", "eval \"$CMD\""), A);
+    assert_eq!(verdict("version 1\ndeny exec rm\n", "eval \"$CMD\""), A);
+}
+
+#[test]
 fn long_chains_of_sets_and_agents_load_or_fail_with_a_location() {
     // A chain of 5,000 sets (checking each for a cycle used to walk the rest of the chain),
     // with a cycle at its far end still found.
