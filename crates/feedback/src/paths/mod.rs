@@ -69,6 +69,7 @@ pub fn find(output: &str, workspace: &Path, cwd: &Path) -> Vec<SourcePath> {
         if line.len() > MAX_LINE || line.trim().is_empty() {
             continue;
         }
+        resolver.follow_make(line);
         candidates.clear();
         for scan in FAMILIES {
             scan(line, &mut candidates);

@@ -13,27 +13,51 @@ const MAX_LOOKUPS: usize = 1024;
 pub(crate) struct Resolver<'a> {
     workspace: PathBuf,
     cwd: &'a Path,
-    seen: HashMap<String, Option<String>>,
+    /// The folders `make` said it entered (`make -C dir`, recursive makes), innermost last:
+    /// relative paths printed meanwhile are relative to the innermost.
+    entered: Vec<PathBuf>,
+    /// Answers per (folder entered, printed path).
+    seen: HashMap<(Option<PathBuf>, String), Option<String>>,
 }
 
 impl<'a> Resolver<'a> {
     /// `None` when the workspace itself cannot be canonicalized (then nothing is inside it).
     pub(crate) fn new(workspace: &Path, cwd: &'a Path) -> Option<Self> {
         let workspace = fs::canonicalize(workspace).ok()?;
-        Some(Resolver { workspace, cwd, seen: HashMap::new() })
+        Some(Resolver { workspace, cwd, entered: Vec::new(), seen: HashMap::new() })
+    }
+
+    /// Follows `make`'s "Entering directory" and "Leaving directory" lines.
+    pub(crate) fn follow_make(&mut self, line: &str) {
+        let Some(at) = line.find(": Entering directory ").or_else(|| line.find(": Leaving directory ")) else { return };
+        if !line.get(..at).is_some_and(|who| who.starts_with("make") || who.ends_with("make")) {
+            return;
+        }
+        let rest = line.get(at + 2..).unwrap_or_default();
+        if rest.starts_with("Leaving") {
+            self.entered.pop();
+            return;
+        }
+        // 'dir' (newer makes) or `dir' (older ones).
+        let quoted = rest.trim_start_matches("Entering directory ").trim_end();
+        let dir = quoted.trim_start_matches(['\'', '`']).strip_suffix('\'').unwrap_or_default();
+        if Path::new(dir).is_absolute() && self.entered.len() < 64 {
+            self.entered.push(PathBuf::from(dir));
+        }
     }
 
     /// The workspace-relative path (`/`-separated) of the file `printed` names, when it is a
     /// regular file whose canonical path lies inside the workspace.
     pub(crate) fn resolve(&mut self, printed: &str) -> Option<String> {
-        if let Some(known) = self.seen.get(printed) {
+        let key = (self.entered.last().cloned(), printed.to_owned());
+        if let Some(known) = self.seen.get(&key) {
             return known.clone();
         }
         if self.seen.len() >= MAX_LOOKUPS {
             return None;
         }
         let found = self.lookup(printed);
-        self.seen.insert(printed.to_owned(), found.clone());
+        self.seen.insert(key, found.clone());
         found
     }
 
@@ -50,7 +74,8 @@ impl<'a> Resolver<'a> {
             return None;
         }
         let path = Path::new(raw);
-        let joined = if path.is_absolute() { path.to_path_buf() } else { self.cwd.join(path) };
+        let base = self.entered.last().map_or(self.cwd, PathBuf::as_path);
+        let joined = if path.is_absolute() { path.to_path_buf() } else { base.join(path) };
         let canonical = fs::canonicalize(joined).ok()?;
         if !fs::metadata(&canonical).ok()?.is_file() {
             return None;

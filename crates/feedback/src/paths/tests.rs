@@ -177,6 +177,20 @@ fn each_stream_is_scanned_at_its_head_and_tail_whatever_the_other_holds() {
 }
 
 #[test]
+fn relative_paths_after_make_enters_a_folder_are_relative_to_it() {
+    let s = Scratch::new(&["csrc/a.c", "b.c", "lib/sub/c.c"]);
+    let ws = s.ws();
+    let out = format!(
+        "make: Entering directory '{ws}/csrc'\na.c:3:13: error: x\nmake[1]: Entering directory `{ws}/lib/sub'\nc.c:1:2: error: y\n\
+         make[1]: Leaving directory '{ws}/lib/sub'\nmake: Leaving directory '{ws}/csrc'\nb.c:4:5: error: z\n",
+        ws = ws.display()
+    );
+    assert_eq!(run(&s, &ws, &out), [sp("csrc/a.c", Some(3), Some(13)), sp("lib/sub/c.c", Some(1), Some(2)), sp("b.c", Some(4), Some(5))]);
+    // A line that only looks like make's does not move the base.
+    assert_eq!(run(&s, &ws, "echo: Entering directory 'csrc'\nb.c:1: error: x\n"), [sp("b.c", Some(1), None)]);
+}
+
+#[test]
 fn at_most_max_paths() {
     let s = Scratch::new(&["a.c"]);
     let output: String = (1..=200).map(|n| format!("a.c:{n}: error: x\n")).collect();
