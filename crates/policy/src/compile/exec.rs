@@ -56,6 +56,17 @@ impl Flag {
 
     /// Whether `arg` is this flag. `widen` admits abbreviations of long options (used where a
     /// wider match is the safer one: deny/ask `with`, allow `unless`).
+    ///
+    /// getopt_long, argparse and git's parse-options accept any unambiguous prefix of a long
+    /// option, down to one letter after `--` (`git reset --h` is `--hard`, `sort --o=f` is
+    /// `--output=f`), so every such prefix is widened, with or without `=value`. Widening only
+    /// ever makes a deny or ask rule match more commands, or an allow rule match fewer (its
+    /// `unless` excludes more): it never lets a command through. An allow rule's `with` and a
+    /// deny or ask rule's `unless` are never widened, because there a wider match would admit
+    /// more (`cmd with --frozen` is not met by `--f`, `git push unless stash` is not lifted by
+    /// an abbreviation). `--` alone ends the options and is no abbreviation. An ambiguous prefix
+    /// (`--s` for both `--set` and `--show`) is refused by the tool itself, so treating it as
+    /// either option costs at most a question.
     fn matches(&self, arg: &str, widen: bool) -> bool {
         if self.glob.matches(arg) {
             return true;
@@ -72,7 +83,7 @@ impl Flag {
             && arg.starts_with("--")
         {
             let name = arg.split('=').next().unwrap_or(arg);
-            return name.len() > 3 && long.starts_with(name);
+            return name.len() > 2 && long.starts_with(name);
         }
         false
     }
@@ -451,5 +462,32 @@ mod tests {
         assert_eq!(run(&del, "find . -delete", Mode::Anywhere), Tri::Yes);
         let rm = pat("rm", &[], &["--help"], &[]);
         assert_eq!(run(&rm, "rm $x", Mode::Anywhere), Tri::Yes);
+    }
+
+    /// Red team: one-letter abbreviations (`--f`, `--h`, `--d`, `--s=`, `--i`, `--o=`) slipped
+    /// past `with` and `unless`, which widened only names longer than three characters.
+    #[test]
+    fn one_letter_long_abbreviations_are_widened() {
+        let checkout = pat("git", &[&[&["checkout"]]], &[], &["-f", "--force"]);
+        assert_eq!(run(&checkout, "git checkout --f other", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&checkout, "git checkout --fo other", Mode::Anywhere), Tri::Yes);
+        let reset = pat("git", &[&[&["reset"]]], &[], &["--hard", "--merge", "--keep"]);
+        assert_eq!(run(&reset, "git reset --h", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&reset, "git reset --soft", Mode::Anywhere), Tri::No);
+        let branch = pat("git", &[&[&["branch"]]], &["-d", "--delete"], &[]);
+        assert_eq!(run(&branch, "git branch --d x", Mode::Front), Tri::No);
+        let date = pat("date", &[], &["-s", "-s*", "--set*"], &[]);
+        assert_eq!(run(&date, "date --s=2020-01-01", Mode::Front), Tri::No);
+        assert_eq!(run(&date, "date +%s", Mode::Front), Tri::Yes);
+        let sed = pat("sed", &[], &["-i", "-i*", "--in-place*"], &[]);
+        assert_eq!(run(&sed, "sed --i s/a/b/ f", Mode::Front), Tri::No);
+        let sort = pat("sort", &[], &["-o", "-o*", "--output*"], &[]);
+        assert_eq!(run(&sort, "sort --o=out f", Mode::Front), Tri::No);
+        assert_eq!(run(&sort, "sort -- f", Mode::Front), Tri::Yes);
+        // Not widened where widening would admit more: an allow rule's `with`, a deny's `unless`.
+        let frozen = pat("pnpm", &[&[&["install"]]], &[], &["--frozen-lockfile"]);
+        assert_eq!(run(&frozen, "pnpm install --f", Mode::Front), Tri::No);
+        let push = pat("git", &[&[&["push"]]], &["--stash"], &[]);
+        assert_eq!(run(&push, "git push --s", Mode::Anywhere), Tri::Yes);
     }
 }
