@@ -370,8 +370,10 @@ fn special(
                     known: true,
                 });
             }
-            if let Some(r) = wrappers::value(parsed, &["I", "i", "replace"]) {
-                let r = r.text.clone();
+            if wrappers::has(parsed, &["I", "i", "replace"]) {
+                // `-i` and `--replace` without a value replace `{}`.
+                let r = wrappers::value(parsed, &["I", "i", "replace"])
+                    .map_or_else(|| "{}".to_owned(), |r| r.text.clone());
                 for w in inner.iter_mut() {
                     if !r.is_empty() && w.text.contains(&r) {
                         mark_placeholder(raw, w, &r);
