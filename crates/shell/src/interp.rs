@@ -284,7 +284,7 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
         .collect::<Vec<_>>()
         .join(" ");
     if matches!(program, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
-        if awk_is_dangerous(&raw.argv) {
+        if crate::awk::dangerous(&raw.argv) {
             ctx.opaque(OpaqueReason::InlineCode, &full, span);
         }
         return;
@@ -330,32 +330,6 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
     if !script && (raw.stdin != Stdin::Inherited || args.is_empty()) {
         ctx.opaque(OpaqueReason::ShellFromStdin, &full, span);
     }
-}
-
-/// An awk program that can run commands or write files (`system(`, `| getline`, `print >`).
-fn awk_is_dangerous(argv: &[Word]) -> bool {
-    let mut i = 1;
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if !w.known {
-            return true;
-        }
-        if t == "-f" || t.starts_with("--file") {
-            return false;
-        }
-        if matches!(t, "-F" | "-v" | "--assign" | "--field-separator") {
-            i += 2;
-            continue;
-        }
-        if t.starts_with('-') && t.len() > 1 {
-            i += 1;
-            continue;
-        }
-        return ["system", "getline", "|", ">", "@"]
-            .iter()
-            .any(|k| t.contains(k));
-    }
-    false
 }
 
 /// A sed script with the `e` command, the `e`/`w` flags of `s`, or the `w`/`W` commands.

@@ -17,6 +17,7 @@
 //! opens no construct that nests or backtracks and is parsed on the caller's thread.
 #![forbid(unsafe_code)]
 
+mod awk;
 mod brace;
 mod command;
 pub mod guard;
