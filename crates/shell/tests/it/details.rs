@@ -253,6 +253,13 @@ fn assignments_that_change_what_runs_are_opaque() {
         "env NODE_OPTIONS=--require=./x.js node --version",
         "LD_BIND_NOW=1 DYLD_INSERT_LIBRARIES=x ls",
         "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./evil cargo metadata",
+        // Red team: options and configuration files read from the environment.
+        "RIPGREP_CONFIG_PATH=/dev/stdin rg x src <<< '--pre=rm'",
+        "TAR_OPTIONS=--to-command=sh tar xf x.tar",
+        "ZIPOPT='-TT x' zip -T a.zip f",
+        "GIT_COMMON_DIR=/tmp/x git status",
+        "PS4='$(touch PWN)'; set -x; ls",
+        "CDPATH=/etc; cd ssl",
     ] {
         assert!(
             opaque(input).contains(&OpaqueReason::Unsupported),
