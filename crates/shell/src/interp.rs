@@ -46,8 +46,13 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
         }
         "watch" => watch(ctx, &raw, via),
+        "printf" | "read" | "getopts" | "mapfile" | "readarray" | "wait" => {
+            emit(ctx, &raw, via);
+            crate::builtins::assigned(ctx, program, &raw, via);
+        }
         "export" | "declare" | "typeset" | "readonly" | "local" => {
             emit(ctx, &raw, via);
+            crate::builtins::namerefs(ctx, &raw);
             let assignments: Vec<(String, Word)> = raw
                 .argv
                 .iter()

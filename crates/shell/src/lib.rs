@@ -19,6 +19,7 @@
 
 mod awk;
 mod brace;
+mod builtins;
 mod command;
 pub mod guard;
 mod interp;

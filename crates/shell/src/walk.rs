@@ -296,6 +296,9 @@ impl<'a> Ctx<'a> {
                 for w in f.values.iter().flatten() {
                     self.word(w);
                 }
+                // `for GIT_EXTERNAL_DIFF in 'touch x'; do git diff; done` assigns the variable.
+                let span = self.span(loc(Some(&f.loc)));
+                self.assigned_by_builtin(&f.variable_name, span);
                 self.compound_list(&f.body.list);
             }
             ast::CompoundCommand::CaseClause(c) => {
@@ -363,9 +366,25 @@ impl<'a> Ctx<'a> {
         if r.failed {
             self.opaque(OpaqueReason::ParseError, raw, span.clone());
         }
+        for name in &r.assigns {
+            self.assigned_by_builtin(name, span.clone());
+        }
         for sub in &r.subs {
             self.nested(sub, None, span.clone());
         }
+    }
+
+    /// A variable assigned otherwise than by `NAME=value` (`for NAME in`, `read NAME`,
+    /// `printf -v NAME`, `${NAME:=value}`, ...), to a value not known statically: checked like
+    /// the prefix form, so a risky name is opaque whether or not it is exported (`set -a`, or
+    /// a variable such as `PATH` that is exported already).
+    pub fn assigned_by_builtin(&mut self, name: &str, span: Range<usize>) {
+        if !crate::wrappers::is_name(name) {
+            self.opaque(OpaqueReason::Unsupported, &format!("assignment to `{name}`"), span);
+            return;
+        }
+        let value = Word { text: format!("<value of {name}>"), known: false };
+        crate::command::check_assignments(self, &[(name.to_owned(), value)], &span);
     }
 
     /// Analyses the substitutions in an arithmetic or other free text.
@@ -374,6 +393,9 @@ impl<'a> Ctx<'a> {
         let r = words::resolve(text);
         for sub in &r.subs {
             self.nested(sub, None, span.clone());
+        }
+        for name in &r.assigns {
+            self.assigned_by_builtin(name, span.clone());
         }
     }
 
