@@ -3,7 +3,7 @@
 
 use crate::command::{emit, is_shell, placeholder, string_or_dynamic};
 use crate::model::{OpaqueReason, Word};
-use crate::walk::{Ctx, RawCommand, Stdin};
+use crate::walk::{Ctx, RawCommand, Stdin, fd_path};
 
 /// Records `raw` (after wrappers), following nested programs.
 pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[String]) {
@@ -150,11 +150,16 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
         }
         return;
     }
-    if operand.is_some_and(|w| !is_stdin_path(&w.text)) && !read_stdin {
-        emit(ctx, raw, via);
-        return;
-    }
-    match &raw.stdin {
+    // A script named by a descriptor (`bash /dev/fd/3 3<<< …`) is whatever is fed to it.
+    let source = match operand.map(|w| fd_path(&w.text)) {
+        Some(Some(fd)) if !read_stdin => raw.on_fd(fd),
+        Some(None) if !read_stdin => {
+            emit(ctx, raw, via);
+            return;
+        }
+        _ => &raw.stdin,
+    };
+    match source {
         Stdin::Text { text, known: true } => {
             let label = format!("{program} <<");
             string_or_dynamic(ctx, true, &text.clone(), &label, raw, via);
@@ -215,11 +220,6 @@ fn alias(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
             string_or_dynamic(ctx, true, body, "alias", raw, via);
         }
     }
-}
-
-/// A path that names the standard input (`bash /dev/stdin <<< ...`).
-fn is_stdin_path(p: &str) -> bool {
-    matches!(p, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
 /// `watch CMD...`: the words are joined into a shell string (unless `-x`).
@@ -327,7 +327,15 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
         if t == "-" {
             break;
         }
-        if t == "-m" || (!t.starts_with('-') && !is_stdin_path(t)) {
+        if let Some(fd) = fd_path(t) {
+            // The code is what is fed to that descriptor, never analysed for an interpreter.
+            if fd != 0 || raw.stdin != Stdin::Inherited {
+                ctx.opaque(OpaqueReason::ShellFromStdin, &full, span);
+                return;
+            }
+            break;
+        }
+        if t == "-m" || !t.starts_with('-') {
             script = true;
             break;
         }

@@ -313,3 +313,23 @@ fn substitution_in_an_assignment_has_the_assignment_span() {
     let a = analyse(input);
     assert_eq!(&input[a.commands[0].span.clone()], "b=$(id)");
 }
+
+/// Red team: code fed on another descriptor (`bash /dev/fd/3 3<<< …`) was not seen.
+#[test]
+fn code_on_another_descriptor_is_what_is_fed_to_it() {
+    assert!(commands("bash /dev/fd/3 3<<< 'rm -rf src'").iter().any(|c| c.contains("rm -rf src")));
+    assert!(commands("sh /proc/self/fd/4 4<<EOF\nrm -rf src\nEOF").iter().any(|c| c.contains("rm -rf src")));
+    // Standard input is not what a here-string on descriptor 3 feeds.
+    assert!(!commands("bash <<< 'rm -rf src' 3<<< ls").iter().any(|c| c == "[bash <<] ls"));
+    assert!(commands("bash <<< 'rm -rf src' 3<<< ls").iter().any(|c| c.contains("rm -rf src")));
+    for input in [
+        "bash /dev/fd/3",
+        "bash /dev/fd/3 3< <(echo rm)",
+        "python3 /dev/fd/3 3<<< 'import shutil'",
+        "node /proc/self/fd/3 3<<< x",
+        "make -f /dev/fd/3 3<<< 'x:'",
+        "make -j -f - <<< 'x:'",
+    ] {
+        assert!(!opaque(input).is_empty(), "{input}");
+    }
+}
