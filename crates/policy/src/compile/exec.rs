@@ -172,20 +172,44 @@ impl ExecMatcher {
         if !self.command_matches(cmd) {
             return Tri::No;
         }
-        self.matches_args(cmd.args, mode)
+        self.matches_args_of(cmd.name, cmd.args, mode)
     }
 
     /// [`Self::matches`], skipping the command word when an index already matched it
     /// (`command_known`).
     pub(crate) fn matches_known(&self, cmd: &CmdView<'_>, mode: Mode, command_known: bool) -> Tri {
         if command_known && cmd.argv0.is_some() {
-            return self.matches_args(cmd.args, mode);
+            return self.matches_args_of(cmd.name, cmd.args, mode);
         }
         self.matches(cmd, mode)
     }
 
+    /// [`Self::matches_args`] for the program `name`: tar's old-style first word (`tar cIf PROG
+    /// x.tar f`, no dash) is a cluster of option letters, so `with` and `unless` see it as
+    /// `-cIf` (a deny `tar with -I` must see the `I`).
+    fn matches_args_of(&self, name: &str, args: &[Word], mode: Mode) -> Tri {
+        let old_style = matches!(name, "tar" | "gtar" | "bsdtar")
+            && args.first().is_some_and(|w| {
+                w.known && !w.text.is_empty() && w.text.chars().all(|c| c.is_ascii_alphanumeric())
+            });
+        if !old_style || (self.unless.is_empty() && self.with.is_empty()) {
+            return self.matches_args(args, mode);
+        }
+        let mut dashed = args.to_vec();
+        if let Some(first) = dashed.first_mut() {
+            first.text.insert(0, '-');
+        }
+        self.matches_flags(args, &dashed, mode)
+    }
+
     /// Matches the arguments and conditions (the command word already matched).
     pub(crate) fn matches_args(&self, args: &[Word], mode: Mode) -> Tri {
+        self.matches_flags(args, args, mode)
+    }
+
+    /// Matches the argument tokens against `args` and the conditions against `flags` (the same
+    /// words, but for an old-style first word of tar).
+    fn matches_flags(&self, args: &[Word], flags: &[Word], mode: Mode) -> Tri {
         let mut result = match mode {
             Mode::Front => self.front(args),
             Mode::Anywhere => self.anywhere(args),
@@ -196,7 +220,7 @@ impl ExecMatcher {
         let unknown = args.iter().any(|w| !w.known);
         let widen_unless = mode == Mode::Front;
         for clause in &self.unless {
-            let hit = args
+            let hit = flags
                 .iter()
                 .any(|w| w.known && clause.iter().any(|f| f.matches(&w.text, widen_unless)));
             if hit {
@@ -208,7 +232,7 @@ impl ExecMatcher {
         }
         let widen_with = mode == Mode::Anywhere;
         for clause in &self.with {
-            let hit = args
+            let hit = flags
                 .iter()
                 .any(|w| w.known && clause.iter().any(|f| f.matches(&w.text, widen_with)));
             if !hit {
@@ -462,6 +486,24 @@ mod tests {
         assert_eq!(run(&del, "find . -delete", Mode::Anywhere), Tri::Yes);
         let rm = pat("rm", &[], &["--help"], &[]);
         assert_eq!(run(&rm, "rm $x", Mode::Anywhere), Tri::Yes);
+    }
+
+    /// Red team: tar's old-style first word hid `-I` and `-F` from `tar with (-I | -F)`.
+    #[test]
+    fn tar_old_style_letters_are_flags() {
+        let tar = pat("tar", &[], &[], &["-I", "-F", "--to-command*"]);
+        assert_eq!(run(&tar, "tar cIf sh x.tar f", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&tar, "tar cFf script x.tar f", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&tar, "/bin/tar xIf sh x.tar", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&tar, "tar -cIf sh x.tar f", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&tar, "tar czf x.tgz dist", Mode::Anywhere), Tri::No);
+        // Only the first word, and only for tar.
+        assert_eq!(run(&tar, "tar czf I F", Mode::Anywhere), Tri::No);
+        let other = pat("zip", &[], &[], &["-I"]);
+        assert_eq!(run(&other, "zip cIf x", Mode::Anywhere), Tri::No);
+        let allow = pat("tar", &[], &["-I", "-F"], &[]);
+        assert_eq!(run(&allow, "tar cIf sh x.tar f", Mode::Front), Tri::No);
+        assert_eq!(run(&allow, "tar czf x.tgz dist", Mode::Front), Tri::Yes);
     }
 
     /// Red team: one-letter abbreviations (`--f`, `--h`, `--d`, `--s=`, `--i`, `--o=`) slipped
