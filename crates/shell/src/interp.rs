@@ -2,7 +2,7 @@
 //! `source`, and interpreters with inline code (`python3 -c`, `node -e`, `awk`, `sed e`).
 
 use crate::command::{emit, is_shell, placeholder, string_or_dynamic};
-use crate::model::{OpaqueReason, Word};
+use crate::model::{Access, OpaqueReason, Word};
 use crate::walk::{Ctx, RawCommand, Stdin, fd_path};
 
 /// Records `raw` (after wrappers), following nested programs.
@@ -77,6 +77,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
             emit(ctx, &raw, via);
             ctx.opaque(OpaqueReason::Unsupported, "hash -p", raw.span.clone());
         }
+        "sed" | "gsed" => sed(ctx, raw, via),
         _ => {
             emit(ctx, &raw, via);
             interpreter(ctx, program, &raw);
@@ -300,12 +301,6 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
         }
         return;
     }
-    if matches!(program, "sed" | "gsed") {
-        if sed_is_dangerous(&raw.argv) {
-            ctx.opaque(OpaqueReason::InlineCode, &full, span);
-        }
-        return;
-    }
     let Some(flags) = inline_flags(program) else {
         return;
     };
@@ -345,41 +340,21 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
     }
 }
 
-/// A sed script with the `e` command, the `e`/`w` flags of `s`, or the `w`/`W` commands.
-fn sed_is_dangerous(argv: &[Word]) -> bool {
-    let mut scripts = vec![];
-    let mut i = 1;
-    let mut explicit = false;
-    while let Some(w) = argv.get(i) {
-        i += 1;
-        let t = w.text.as_str();
-        if !w.known {
-            return true;
-        }
-        if t == "-e" || t == "--expression" {
-            explicit = true;
-            if let Some(s) = argv.get(i) {
-                if !s.known {
-                    return true;
-                }
-                scripts.push(s.text.clone());
-            }
-            i += 1;
-        } else if let Some(s) = t.strip_prefix("--expression=") {
-            explicit = true;
-            scripts.push(s.to_owned());
-        } else if t == "-f" || t == "--file" || t.starts_with("--file=") {
-            explicit = true;
-            i += usize::from(t == "-f" || t == "--file");
-        } else if t.starts_with('-') && t.len() > 1 {
-            if t.starts_with("-e") || (t.len() > 2 && !t.starts_with("--") && t.contains('e')) {
-                return true;
-            }
-        } else if !explicit && scripts.is_empty() {
-            scripts.push(t.to_owned());
+/// `sed`: the files its script reads (`r`, `R`) and writes (`w`, `W`, `s///w`) are redirects
+/// of the command, judged like `< f` and `> f`; a script that executes a command or writes a
+/// file, or that cannot be read (`-f`), is inline code.
+fn sed(ctx: &mut Ctx<'_>, mut raw: RawCommand, via: &[String]) {
+    let found = crate::sed::command(&raw.argv);
+    for (names, access) in [(&found.reads, Access::Read), (&found.writes, Access::Write)] {
+        for name in names {
+            let target = Word { text: name.clone(), known: true };
+            crate::walk::push_redirect(&mut raw, access, target);
         }
     }
-    scripts.iter().any(|s| crate::sed::dangerous(s))
+    emit(ctx, &raw, via);
+    if found.dangerous {
+        ctx.opaque(OpaqueReason::InlineCode, &words_text(&raw.argv), raw.span.clone());
+    }
 }
 
 /// The words of an argv joined with spaces, as written.

@@ -624,7 +624,7 @@ fn dup_access(w: &Word) -> Option<Access> {
     }
 }
 
-fn push_redirect(raw: &mut RawCommand, access: Access, target: Word) {
+pub(crate) fn push_redirect(raw: &mut RawCommand, access: Access, target: Word) {
     let quiet = [
         "/dev/null",
         "/dev/stdout",
