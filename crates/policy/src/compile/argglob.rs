@@ -83,6 +83,10 @@ pub(crate) fn arg_path(text: &str, exact: bool, anchors: &Anchors, cwd: &str) ->
     let unknown = !exact;
     let full = if text == "~" || text.starts_with("~/") {
         format!("{}{}", anchors.home, text.get(1..).unwrap_or_default())
+    } else if super::paths::other_home(text) {
+        // `~root/.s*`: another user's home, an unknown place (starts anywhere).
+        let rest = text.find('/').and_then(|i| text.get(i..)).unwrap_or_default();
+        format!("$~{rest}")
     } else if text.starts_with('/') {
         text.to_string()
     } else if text.starts_with('$') || text.starts_with('`') {

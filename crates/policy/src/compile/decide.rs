@@ -364,7 +364,7 @@ impl<'p> Decider<'p> {
         let mut folders: Vec<String> = Vec::new();
         for dir in dirs {
             let relative = !(dir.starts_with('/') || dir.starts_with('~'));
-            if relative && cwds.unknown {
+            if (relative && cwds.unknown) || super::paths::other_home(dir) {
                 continue; // judged opaque as an argument already
             }
             folders.extend(cwds.iter().map(|cwd| resolve(dir, cwd, &self.anchors.home)));
@@ -427,15 +427,21 @@ impl<'p> Decider<'p> {
     fn path_word(&mut self, text: &str, known: bool, check: Check, cwds: &Cwds, cmd: &SimpleCommand) {
         let span = Some(cmd.span.clone());
         let relative = !(text.starts_with('/') || text.starts_with('~'));
-        if !known || (relative && cwds.unknown) {
+        // `~root/.npmrc` is in a home that is not known, and a relative path after `cd $dir` in
+        // a folder that is not known: opaque. Such a known word is judged as written too (from
+        // the folders still known), so the patterns that match anywhere (`**/.ssh/**`) deny.
+        let partly_known = known && ((relative && cwds.unknown) || super::paths::other_home(text));
+        if !known || partly_known {
             let v = self.judge.opaque;
             let reason = format!(
                 "the path `{text}` cannot be known statically; opaque commands take {}",
                 v.as_str()
             );
             let access = if check == Check::Write { "write" } else { "read" };
-            self.push_plain(Subject::Path { access, path: text.to_string() }, v, reason, span);
-            return;
+            self.push_plain(Subject::Path { access, path: text.to_string() }, v, reason, span.clone());
+            if !partly_known {
+                return;
+            }
         }
         if NOT_FILES.contains(&text) {
             return;
@@ -542,6 +548,11 @@ impl Cwds<'_> {
         match target {
             None => next.push(home.to_string()),
             Some(w) if w.known => {
+                // `cd ~root`, `cd ~-`: somewhere not known. The folder as written is kept too,
+                // for the patterns that match anywhere (`**/.ssh/**`).
+                if super::paths::other_home(&w.text) {
+                    self.unknown = true;
+                }
                 for cwd in self.iter() {
                     next.push(resolve(&w.text, cwd, home));
                 }
