@@ -329,7 +329,11 @@ impl<'p> Decider<'p> {
         if self.judge.layers.iter().all(|l| l.fs_restrict.is_empty()) {
             return;
         }
-        for w in cmd.argv.iter().skip(1) {
+        let pattern = super::operands::pattern_operand(cmd);
+        for (i, w) in cmd.argv.iter().enumerate().skip(1) {
+            if pattern == Some(i) {
+                continue; // a search pattern or a sed/awk script, not a path
+            }
             let text = match w.text.strip_prefix('-') {
                 Some(flag) => match flag.split_once('=') {
                     Some((_, value)) => value,
