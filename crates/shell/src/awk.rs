@@ -172,10 +172,82 @@ pub(crate) fn dangerous(argv: &[Word]) -> bool {
     programs.iter().any(|p| program_is_dangerous(p))
 }
 
-/// One program text: `system(`, `getline` (from a command or a file), a pipe, an output
-/// redirection, or a gawk directive (`@load`, `@include`).
+/// One program text: `system(`, `getline` (from a command or a file), a directive or an
+/// indirect call (`@load`, `@f()`), a pipe (`print | "cmd"`, `"cmd" | getline`, `|&`), or an
+/// output redirection (`print > "f"`, `printf … >> f`). A `>` is a redirection only in a `print`
+/// or `printf` statement outside parentheses; elsewhere (`$3 > 100`, `print (a > b)`) it is a
+/// comparison. `||` is a logical or. Strings and regular expressions are skipped for `>` and
+/// `|`; the words are looked for everywhere.
 fn program_is_dangerous(text: &str) -> bool {
-    ["system", "getline", "|", ">", "@"].iter().any(|k| text.contains(k))
+    if ["system", "getline", "@"].iter().any(|k| text.contains(k)) {
+        return true;
+    }
+    let b: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut printing = false;
+    let mut depth = 0usize;
+    // The last significant character, to tell a regular expression from a division.
+    let mut last: Option<char> = None;
+    while let Some(&c) = b.get(i) {
+        i += 1;
+        match c {
+            '"' => {
+                while let Some(&d) = b.get(i) {
+                    i += 1;
+                    if d == '\\' {
+                        i += 1;
+                    } else if d == '"' {
+                        break;
+                    }
+                }
+            }
+            '/' if last.is_none_or(|l| "(,{};!~&|?:\n".contains(l)) => {
+                while let Some(&d) = b.get(i) {
+                    i += 1;
+                    if d == '\\' {
+                        i += 1;
+                    } else if d == '/' {
+                        break;
+                    }
+                }
+            }
+            '#' => {
+                while b.get(i).is_some_and(|d| *d != '\n') {
+                    i += 1;
+                }
+            }
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.saturating_sub(1),
+            ';' | '{' | '}' | '\n' => {
+                printing = false;
+                depth = 0;
+            }
+            '|' => {
+                if b.get(i) == Some(&'|') {
+                    i += 1;
+                } else {
+                    return true;
+                }
+            }
+            '>' if printing && depth == 0 => return true,
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let start = i - 1;
+                while b.get(i).is_some_and(|d| d.is_ascii_alphanumeric() || *d == '_') {
+                    i += 1;
+                }
+                let word: String = b.get(start..i).unwrap_or_default().iter().collect();
+                if word == "print" || word == "printf" {
+                    printing = true;
+                    depth = 0;
+                }
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() || c == '\n' {
+            last = Some(c);
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -213,6 +285,12 @@ mod tests {
             vec!["awk", "-F", ":", sys],
             vec!["awk", "--frobnicate", "{print}"],
             vec!["awk", "{print | \"sh\"}"],
+            vec!["awk", "{print > \"out\"}"],
+            vec!["awk", "{print $1 >> $2}"],
+            vec!["awk", "$3 > 100 {printf \"%s\", $1 > \"f\"}"],
+            vec!["awk", "{print $1, $2 > \"f\"}"],
+            vec!["awk", "{\"date\" |& getline d}"],
+            vec!["awk", "BEGIN{while ((\"ls\" | getline l) > 0) print l}"],
         ] {
             assert!(dangerous(&argv(&line)), "{line:?}");
         }
@@ -233,6 +311,13 @@ mod tests {
             vec!["awk", "--", "{print}", "-f"],
             vec!["awk", "--version"],
             vec!["mawk", "-W", "version"],
+            // Comparisons, not redirections (lower-priority red-team finding).
+            vec!["awk", "$3 > 100", "f"],
+            vec!["awk", "NR>1{s+=$2} END{print s}", "f"],
+            vec!["awk", "{print ($1 > $2)}", "f"],
+            vec!["awk", "$1 > 0 || $2 ~ /a|b/ {print}", "f"],
+            vec!["awk", "{print \"a > b\"}", "f"],
+            vec!["awk", "{x = $1 / 2; if (x > 3) print x}", "f"],
         ] {
             assert!(!dangerous(&argv(&line)), "{line:?}");
         }
