@@ -3,8 +3,8 @@
 //! they are not checked as paths (`grep '.*' f` reads `f`, not a file named `.*` or `.env`).
 //! Only the first operand, and only when no option gave the pattern or script (`grep -e P f`,
 //! `sed -f s f`, `awk -f p f`): then every operand is a file and stays checked. A long option
-//! whose value may be the next word, or a word that cannot be known, before the operand makes
-//! the operand unknown, and nothing is skipped.
+//! whose value may be the next word (`--ignore-file F`), or a word that cannot be known, before
+//! the operand makes the operand unknown, and nothing is skipped.
 
 use warden_shell::SimpleCommand;
 
@@ -37,12 +37,14 @@ pub(crate) fn pattern_operand(cmd: &SimpleCommand) -> Option<usize> {
         }
         if let Some(long) = t.strip_prefix("--") {
             let name = long.split('=').next().unwrap_or(long);
+            // `--regexp=P`, `--file F`, and their abbreviations: every operand is a file.
             if long_gives.iter().any(|g| g.trim_start_matches('-').starts_with(name)) {
                 return None;
             }
-            if !long.contains('=') && !long.is_empty() {
-                // `--max-count 5`: the next word may be a value; do not guess.
-                continue;
+            // `--max-count=5` is whole; `--ignore-file F` may take the next word, which would
+            // then be taken for the pattern: do not guess.
+            if !long.contains('=') {
+                return None;
             }
             continue;
         }
@@ -90,6 +92,8 @@ mod tests {
         assert_eq!(at("sed -ne p .env"), None);
         assert_eq!(at("awk -f p.awk .env"), None);
         assert_eq!(at("grep $P .env"), None);
+        assert_eq!(at("rg --ignore-file .env x"), None);
+        assert_eq!(at("grep --max-count=5 '.*' f"), Some(2));
         assert_eq!(at("cat .env"), None);
     }
 }
