@@ -141,10 +141,8 @@ pub(crate) fn dangerous(argv: &[Word]) -> bool {
                     'e' => programs.extend(value),
                     'f' | 'i' => from_file = true,
                     // mawk's `-W exec FILE`, `-W dump`, ...; gawk's `-W` long options.
-                    'W' => {
-                        if !value.is_some_and(|v| matches!(v, "version" | "v" | "usage" | "help")) {
-                            return true;
-                        }
+                    'W' if !value.is_some_and(|v| matches!(v, "version" | "v" | "usage" | "help")) => {
+                        return true;
                     }
                     _ => {}
                 }

@@ -9,11 +9,14 @@ use crate::command::string_or_dynamic;
 use crate::model::{OpaqueReason, Word};
 use crate::walk::{Ctx, RawCommand};
 
+/// Options with their values, and the operands after them.
+type Options<'a> = (Vec<(char, Word)>, &'a [Word]);
+
 /// Short options of a builtin, parsed the way bash's `internal_getopt` does: clusters, a value
 /// attached (`-vNAME`) or in the next word, `--` ends the options. Returns the options with
 /// their values and the operands; `Err` when a word that cannot be known statically stands
 /// where an option or its value could be.
-fn options<'a>(args: &'a [Word], with_value: &str) -> Result<(Vec<(char, Word)>, &'a [Word]), ()> {
+fn options<'a>(args: &'a [Word], with_value: &str) -> Result<Options<'a>, ()> {
     let mut opts = vec![];
     let mut i = 0;
     while let Some(w) = args.get(i) {

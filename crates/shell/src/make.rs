@@ -38,10 +38,10 @@ pub(crate) fn takes_inline_code(argv: &[Word]) -> bool {
                         return true;
                     }
                 }
-                "jobs" | "load-average" | "max-load" if value.is_none() => {
-                    if words.clone().next().is_some_and(|n| n.known && is_number(&n.text)) {
-                        words.next();
-                    }
+                "jobs" | "load-average" | "max-load"
+                    if value.is_none() && words.clone().next().is_some_and(|n| n.known && is_number(&n.text)) =>
+                {
+                    words.next();
                 }
                 _ => {}
             }
