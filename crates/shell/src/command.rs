@@ -70,6 +70,23 @@ const RISKY_VARIABLES: &[&str] = &[
     "JDK_JAVA_OPTIONS",
     "DOTNET_STARTUP_HOOKS",
     "GCONV_PATH",
+    // Options or configuration files read from the environment by tools an agent is allowed
+    // to run: each can add an option a rule refuses (`rg --pre=cmd`, `tar --to-command=cmd`,
+    // `zip -TT cmd`) without it appearing in the argv.
+    "RIPGREP_CONFIG_PATH",
+    "TAR_OPTIONS",
+    "ZIPOPT",
+    "GREP_OPTIONS",
+    // git reads the configuration (hooks, `core.fsmonitor`) of the common directory.
+    "GIT_COMMON_DIR",
+    // Expanded with command substitution by bash's `set -x` (`PS4='$(cmd)'`) and prompts.
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
+    // `cd DIR` and `cd -` go elsewhere than the words say, so paths after them are misread.
+    "CDPATH",
+    "OLDPWD",
 ];
 
 /// Name prefixes with the same effect: every loader variable (`LD_*`, `DYLD_*`) and git's
@@ -370,8 +387,10 @@ fn special(
                     known: true,
                 });
             }
-            if let Some(r) = wrappers::value(parsed, &["I", "i", "replace"]) {
-                let r = r.text.clone();
+            if wrappers::has(parsed, &["I", "i", "replace"]) {
+                // `-i` and `--replace` without a value replace `{}`.
+                let r = wrappers::value(parsed, &["I", "i", "replace"])
+                    .map_or_else(|| "{}".to_owned(), |r| r.text.clone());
                 for w in inner.iter_mut() {
                     if !r.is_empty() && w.text.contains(&r) {
                         mark_placeholder(raw, w, &r);

@@ -2,8 +2,8 @@
 //! `source`, and interpreters with inline code (`python3 -c`, `node -e`, `awk`, `sed e`).
 
 use crate::command::{emit, is_shell, placeholder, string_or_dynamic};
-use crate::model::{OpaqueReason, Word};
-use crate::walk::{Ctx, RawCommand, Stdin};
+use crate::model::{Access, OpaqueReason, Word};
+use crate::walk::{Ctx, RawCommand, Stdin, fd_path};
 
 /// Records `raw` (after wrappers), following nested programs.
 pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[String]) {
@@ -46,8 +46,13 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
             ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
         }
         "watch" => watch(ctx, &raw, via),
+        "printf" | "read" | "getopts" | "mapfile" | "readarray" | "wait" => {
+            emit(ctx, &raw, via);
+            crate::builtins::assigned(ctx, program, &raw, via);
+        }
         "export" | "declare" | "typeset" | "readonly" | "local" => {
             emit(ctx, &raw, via);
+            crate::builtins::namerefs(ctx, &raw);
             let assignments: Vec<(String, Word)> = raw
                 .argv
                 .iter()
@@ -72,6 +77,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
             emit(ctx, &raw, via);
             ctx.opaque(OpaqueReason::Unsupported, "hash -p", raw.span.clone());
         }
+        "sed" | "gsed" => sed(ctx, raw, via),
         _ => {
             emit(ctx, &raw, via);
             interpreter(ctx, program, &raw);
@@ -145,11 +151,16 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
         }
         return;
     }
-    if operand.is_some_and(|w| !is_stdin_path(&w.text)) && !read_stdin {
-        emit(ctx, raw, via);
-        return;
-    }
-    match &raw.stdin {
+    // A script named by a descriptor (`bash /dev/fd/3 3<<< …`) is whatever is fed to it.
+    let source = match operand.map(|w| fd_path(&w.text)) {
+        Some(Some(fd)) if !read_stdin => raw.on_fd(fd),
+        Some(None) if !read_stdin => {
+            emit(ctx, raw, via);
+            return;
+        }
+        _ => &raw.stdin,
+    };
+    match source {
         Stdin::Text { text, known: true } => {
             let label = format!("{program} <<");
             string_or_dynamic(ctx, true, &text.clone(), &label, raw, via);
@@ -210,11 +221,6 @@ fn alias(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
             string_or_dynamic(ctx, true, body, "alias", raw, via);
         }
     }
-}
-
-/// A path that names the standard input (`bash /dev/stdin <<< ...`).
-fn is_stdin_path(p: &str) -> bool {
-    matches!(p, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
 /// `watch CMD...`: the words are joined into a shell string (unless `-x`).
@@ -284,19 +290,13 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
         .collect::<Vec<_>>()
         .join(" ");
     if matches!(program, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
-        if awk_is_dangerous(&raw.argv) {
+        if crate::awk::dangerous(&raw.argv) {
             ctx.opaque(OpaqueReason::InlineCode, &full, span);
         }
         return;
     }
     if matches!(program, "make" | "gmake" | "bmake") {
         if crate::make::takes_inline_code(&raw.argv) {
-            ctx.opaque(OpaqueReason::InlineCode, &full, span);
-        }
-        return;
-    }
-    if matches!(program, "sed" | "gsed") {
-        if sed_is_dangerous(&raw.argv) {
             ctx.opaque(OpaqueReason::InlineCode, &full, span);
         }
         return;
@@ -322,7 +322,15 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
         if t == "-" {
             break;
         }
-        if t == "-m" || (!t.starts_with('-') && !is_stdin_path(t)) {
+        if let Some(fd) = fd_path(t) {
+            // The code is what is fed to that descriptor, never analysed for an interpreter.
+            if fd != 0 || raw.stdin != Stdin::Inherited {
+                ctx.opaque(OpaqueReason::ShellFromStdin, &full, span);
+                return;
+            }
+            break;
+        }
+        if t == "-m" || !t.starts_with('-') {
             script = true;
             break;
         }
@@ -332,67 +340,21 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
     }
 }
 
-/// An awk program that can run commands or write files (`system(`, `| getline`, `print >`).
-fn awk_is_dangerous(argv: &[Word]) -> bool {
-    let mut i = 1;
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if !w.known {
-            return true;
-        }
-        if t == "-f" || t.starts_with("--file") {
-            return false;
-        }
-        if matches!(t, "-F" | "-v" | "--assign" | "--field-separator") {
-            i += 2;
-            continue;
-        }
-        if t.starts_with('-') && t.len() > 1 {
-            i += 1;
-            continue;
-        }
-        return ["system", "getline", "|", ">", "@"]
-            .iter()
-            .any(|k| t.contains(k));
-    }
-    false
-}
-
-/// A sed script with the `e` command, the `e`/`w` flags of `s`, or the `w`/`W` commands.
-fn sed_is_dangerous(argv: &[Word]) -> bool {
-    let mut scripts = vec![];
-    let mut i = 1;
-    let mut explicit = false;
-    while let Some(w) = argv.get(i) {
-        i += 1;
-        let t = w.text.as_str();
-        if !w.known {
-            return true;
-        }
-        if t == "-e" || t == "--expression" {
-            explicit = true;
-            if let Some(s) = argv.get(i) {
-                if !s.known {
-                    return true;
-                }
-                scripts.push(s.text.clone());
-            }
-            i += 1;
-        } else if let Some(s) = t.strip_prefix("--expression=") {
-            explicit = true;
-            scripts.push(s.to_owned());
-        } else if t == "-f" || t == "--file" || t.starts_with("--file=") {
-            explicit = true;
-            i += usize::from(t == "-f" || t == "--file");
-        } else if t.starts_with('-') && t.len() > 1 {
-            if t.starts_with("-e") || (t.len() > 2 && !t.starts_with("--") && t.contains('e')) {
-                return true;
-            }
-        } else if !explicit && scripts.is_empty() {
-            scripts.push(t.to_owned());
+/// `sed`: the files its script reads (`r`, `R`) and writes (`w`, `W`, `s///w`) are redirects
+/// of the command, judged like `< f` and `> f`; a script that executes a command or writes a
+/// file, or that cannot be read (`-f`), is inline code.
+fn sed(ctx: &mut Ctx<'_>, mut raw: RawCommand, via: &[String]) {
+    let found = crate::sed::command(&raw.argv);
+    for (names, access) in [(&found.reads, Access::Read), (&found.writes, Access::Write)] {
+        for name in names {
+            let target = Word { text: name.clone(), known: true };
+            crate::walk::push_redirect(&mut raw, access, target);
         }
     }
-    scripts.iter().any(|s| crate::sed::dangerous(s))
+    emit(ctx, &raw, via);
+    if found.dangerous {
+        ctx.opaque(OpaqueReason::InlineCode, &words_text(&raw.argv), raw.span.clone());
+    }
 }
 
 /// The words of an argv joined with spaces, as written.

@@ -17,7 +17,9 @@
 //! opens no construct that nests or backtracks and is parsed on the caller's thread.
 #![forbid(unsafe_code)]
 
+mod awk;
 mod brace;
+mod builtins;
 mod command;
 pub mod guard;
 mod interp;

@@ -7,7 +7,12 @@
 use crate::model::Word;
 
 /// Short options of GNU make that take an argument (the rest of the cluster, or the next word).
-const WITH_ARGUMENT: &str = "CfIjloW";
+const WITH_ARGUMENT: &str = "CfIoW";
+
+/// Short options of GNU make whose argument is optional: the rest of the cluster, or the next
+/// word only when it is a number (`-j 4`, `-l 2.5`; make looks at its first character), so
+/// `make -j -f -` reads the makefile from standard input. `-O[TYPE]` takes only the rest.
+const OPTIONAL_NUMBER: &str = "jl";
 
 /// True when `argv` (a `make` command) runs code written in the command string itself.
 pub(crate) fn takes_inline_code(argv: &[Word]) -> bool {
@@ -33,6 +38,11 @@ pub(crate) fn takes_inline_code(argv: &[Word]) -> bool {
                         return true;
                     }
                 }
+                "jobs" | "load-average" | "max-load"
+                    if value.is_none() && words.clone().next().is_some_and(|n| n.known && is_number(&n.text)) =>
+                {
+                    words.next();
+                }
                 _ => {}
             }
             continue;
@@ -42,8 +52,17 @@ pub(crate) fn takes_inline_code(argv: &[Word]) -> bool {
             if c == 'E' {
                 return true;
             }
+            let rest = cluster.get(i + c.len_utf8()..).unwrap_or_default();
+            if OPTIONAL_NUMBER.contains(c) {
+                if rest.is_empty() && words.clone().next().is_some_and(|n| n.known && is_number(&n.text)) {
+                    words.next();
+                }
+                break;
+            }
+            if c == 'O' {
+                break;
+            }
             if WITH_ARGUMENT.contains(c) {
-                let rest = cluster.get(i + c.len_utf8()..).unwrap_or_default();
                 let value = if rest.is_empty() { words.next().map(|n| n.text.as_str()) } else { Some(rest) };
                 if c == 'f' && value.is_some_and(is_stdin) {
                     return true;
@@ -55,8 +74,15 @@ pub(crate) fn takes_inline_code(argv: &[Word]) -> bool {
     false
 }
 
+/// A makefile read from standard input (`-`) or from a descriptor (`/dev/stdin`, `/dev/fd/3`,
+/// `/proc/self/fd/3`): its text comes from a redirect of the command itself.
 fn is_stdin(path: &str) -> bool {
-    matches!(path, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+    path == "-" || crate::walk::fd_path(path).is_some()
+}
+
+/// Whether GNU make takes `word` as the value of `-j`/`-l`: it starts with a digit or a dot.
+fn is_number(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_digit() || c == '.')
 }
 
 #[cfg(test)]
@@ -79,6 +105,15 @@ mod tests {
             "make --makefile /dev/fd/0",
             "make -j4 -f /proc/self/fd/0",
             "make -kf -",
+            // Red team: any descriptor, and -j/-l take the next word only when it is a number.
+            "make -f /dev/fd/3",
+            "make --file=/proc/self/fd/5",
+            "make -j -f -",
+            "make -l -f -",
+            "make --jobs -f -",
+            "make -j 4 -f -",
+            "make -l 2.5 -f /dev/stdin",
+            "make -Oline -f -",
             "make $FLAGS",
             "make all $TARGET",
         ] {
@@ -92,6 +127,8 @@ mod tests {
             "make",
             "make test",
             "make -j4 build",
+            "make -j 4 build",
+            "make -j build -",
             "make -f Makefile.ci all",
             "make -C sub -f -x",
             "make -o - all",

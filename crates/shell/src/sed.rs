@@ -1,9 +1,160 @@
-//! A small scanner for sed scripts: finds the commands that run programs or write files
-//! (`e`, `w`, `W`, and the `e`/`w` flags of `s`). Anything it does not understand counts as
-//! dangerous.
+//! sed command lines: the options, and a small scanner for the scripts. It finds the commands
+//! that run programs (`e`, the `e` flag of `s`), which are dangerous, and the files a script
+//! names: `r`/`R` read them, `w`/`W` and the `w` flag of `s` write them (writing also stays
+//! dangerous). A script file (`-f`) cannot be read statically, so it is dangerous too; anything
+//! the scanner does not understand counts as dangerous.
+
+use crate::model::Word;
+
+/// What a sed command line does beyond reading its input files.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sed {
+    /// It can execute a command or write a file, or it cannot be known.
+    pub dangerous: bool,
+    /// Files read by `r` and `R`.
+    pub reads: Vec<String>,
+    /// Files written by `w`, `W` and the `w` flag of `s`.
+    pub writes: Vec<String>,
+}
+
+/// GNU sed's long options, for abbreviations: (name, takes a value).
+const LONG: &[(&str, bool)] = &[
+    ("expression", true),
+    ("file", true),
+    ("line-length", true),
+    ("in-place", false),
+    ("quiet", false),
+    ("silent", false),
+    ("debug", false),
+    ("follow-symlinks", false),
+    ("posix", false),
+    ("regexp-extended", false),
+    ("separate", false),
+    ("sandbox", false),
+    ("unbuffered", false),
+    ("null-data", false),
+    ("zero-terminated", false),
+    ("binary", false),
+    ("help", false),
+    ("version", false),
+];
+
+/// Scans a sed command line (`argv[0]` is `sed`).
+pub(crate) fn command(argv: &[Word]) -> Sed {
+    let mut out = Sed::default();
+    let mut scripts: Vec<&str> = vec![];
+    let mut explicit = false;
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if !w.known {
+            out.dangerous = true;
+            return out;
+        }
+        if t == "--" {
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            let found: Vec<&(&str, bool)> = LONG.iter().filter(|(n, _)| !name.is_empty() && n.starts_with(name)).collect();
+            let exact = LONG.iter().find(|(n, _)| *n == name);
+            let unique = if found.len() == 1 { found.first().copied() } else { None };
+            let Some(&(full, value)) = exact.or(unique) else {
+                out.dangerous = true;
+                return out;
+            };
+            let value = match (value, inline) {
+                (true, Some(v)) => Some(v),
+                (true, None) => {
+                    i += 1;
+                    match argv.get(i - 1) {
+                        Some(v) if !v.known => {
+                            out.dangerous = true;
+                            return out;
+                        }
+                        v => v.map(|v| v.text.as_str()),
+                    }
+                }
+                (false, _) => None,
+            };
+            match full {
+                "expression" => {
+                    explicit = true;
+                    scripts.extend(value);
+                }
+                "file" => {
+                    out.dangerous = true;
+                    return out;
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            if !explicit && scripts.is_empty() {
+                scripts.push(t);
+                explicit = true;
+            }
+            continue;
+        };
+        for (k, c) in cluster.char_indices() {
+            let rest = cluster.get(k + c.len_utf8()..).unwrap_or_default();
+            match c {
+                'e' | 'f' | 'l' => {
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        match argv.get(i - 1) {
+                            Some(v) if !v.known => {
+                                out.dangerous = true;
+                                return out;
+                            }
+                            v => v.map(|v| v.text.as_str()),
+                        }
+                    } else {
+                        Some(rest)
+                    };
+                    if c == 'f' {
+                        out.dangerous = true;
+                        return out;
+                    }
+                    if c == 'e' {
+                        explicit = true;
+                        scripts.extend(value);
+                    }
+                    break;
+                }
+                // `-i[SUFFIX]`: the suffix is the rest of the word (the policies decide `-i`).
+                'i' => break,
+                'n' | 'r' | 'E' | 's' | 'u' | 'z' | 'b' => {}
+                _ => {
+                    out.dangerous = true;
+                    return out;
+                }
+            }
+        }
+    }
+    // GNU sed joins the -e scripts with newlines.
+    let script = scripts.join("\n");
+    let found = scan(&script);
+    out.dangerous |= found.dangerous;
+    out.reads = found.reads;
+    out.writes = found.writes;
+    out
+}
 
 /// True when the sed script can execute a command or write a file.
+#[cfg(test)]
 pub(crate) fn dangerous(script: &str) -> bool {
+    scan(script).dangerous
+}
+
+/// Scans one script.
+fn scan(script: &str) -> Sed {
+    let mut out = Sed::default();
     let b: Vec<char> = script.chars().collect();
     let mut i = 0;
     loop {
@@ -14,36 +165,71 @@ pub(crate) fn dangerous(script: &str) -> bool {
             i += 1;
         }
         let Some(_) = b.get(i) else {
-            return false;
+            return out;
         };
         i = skip_address(&b, i);
         let Some(&cmd) = b.get(i) else {
-            return true;
+            out.dangerous = true;
+            return out;
         };
         i += 1;
         match cmd {
-            'e' | 'w' | 'W' => return true,
-            '#' | 'a' | 'i' | 'c' | 'r' | 'R' => i = skip_to(&b, i, &['\n']),
+            'e' => {
+                out.dangerous = true;
+                return out;
+            }
+            'r' | 'R' | 'w' | 'W' => {
+                let end = skip_to(&b, i, &['\n']);
+                let name: String = b.get(i..end).unwrap_or_default().iter().collect();
+                let name = name.trim_start().to_owned();
+                i = end;
+                if matches!(cmd, 'w' | 'W') {
+                    out.dangerous = true;
+                    out.writes.push(name);
+                } else {
+                    out.reads.push(name);
+                }
+            }
+            '#' | 'a' | 'i' | 'c' => i = skip_to(&b, i, &['\n']),
             ':' | 'b' | 't' | 'T' => i = skip_to(&b, i, &['\n', ';']),
+            // A block opens after an address (`/re/{p;q}`) and closes like a command.
+            '{' | '}' => {}
             's' => {
                 let Some(&delim) = b.get(i) else {
-                    return true;
+                    out.dangerous = true;
+                    return out;
                 };
                 if delim == '\n' || delim == '\\' {
-                    return true;
+                    out.dangerous = true;
+                    return out;
                 }
                 i = skip_delimited(&b, i + 1, delim);
                 i = skip_delimited(&b, i, delim);
-                let start = i;
-                i = skip_to(&b, i, &['\n', ';', '}']);
-                let flags: String = b.get(start..i).unwrap_or_default().iter().collect();
-                if flags.contains(['e', 'w', 'W']) {
-                    return true;
+                // Flags: `e` executes the pattern space; `w FILE` writes, the name running to
+                // the end of the line.
+                while let Some(&c) = b.get(i) {
+                    if matches!(c, '\n' | ';' | '}') {
+                        break;
+                    }
+                    i += 1;
+                    if c == 'w' {
+                        let end = skip_to(&b, i, &['\n']);
+                        let name: String = b.get(i..end).unwrap_or_default().iter().collect();
+                        out.writes.push(name.trim_start().to_owned());
+                        out.dangerous = true;
+                        i = end;
+                        break;
+                    }
+                    if matches!(c, 'e' | 'W') {
+                        out.dangerous = true;
+                        return out;
+                    }
                 }
             }
             'y' => {
                 let Some(&delim) = b.get(i) else {
-                    return true;
+                    out.dangerous = true;
+                    return out;
                 };
                 i = skip_delimited(&b, i + 1, delim);
                 i = skip_delimited(&b, i, delim);
@@ -54,7 +240,10 @@ pub(crate) fn dangerous(script: &str) -> bool {
                 }
             }
             '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' => {}
-            _ => return true,
+            _ => {
+                out.dangerous = true;
+                return out;
+            }
         }
     }
 }
@@ -121,6 +310,9 @@ mod tests {
         }
         for s in [
             "s/a/b/g",
+            "/re/{p;q}",
+            "1{/x/d}",
+            "1r .env",
             "s/e/w/",
             "1d",
             "/^#/d",
@@ -130,6 +322,42 @@ mod tests {
             "3q",
         ] {
             assert!(!dangerous(s), "{s}");
+        }
+    }
+
+    fn argv(words: &[&str]) -> Vec<crate::model::Word> {
+        words.iter().map(|w| crate::model::Word { text: (*w).to_owned(), known: true }).collect()
+    }
+
+    /// Red team: `sed '1r .env' README.md` read a secret unseen; `-ne` and `{p;q}` were
+    /// opaque; a script file (`-f`) was not scanned at all.
+    #[test]
+    fn files_named_by_the_script_and_the_options() {
+        let r = super::command(&argv(&["sed", "1r .env", "README.md"]));
+        assert_eq!((r.dangerous, r.reads.as_slice()), (false, &[".env".to_owned()][..]));
+        let r = super::command(&argv(&["sed", "-e", "$R /etc/shadow", "-e", "s/a/b/w .git/config", "f"]));
+        assert!(r.dangerous);
+        assert_eq!(r.reads, ["/etc/shadow"]);
+        assert_eq!(r.writes, [".git/config"]);
+        for ok in [
+            vec!["sed", "-n", "/re/{p;q}", "f"],
+            vec!["sed", "-ne", "/x/p", "f"],
+            vec!["sed", "-nE", "s/ *$//p", "f"],
+            vec!["sed", "--expr=s/a/b/", "f"],
+            vec!["sed", "-i", "s/a/b/", "f"],
+            vec!["sed", "-e", "s/a/b/", "--", "-f"],
+        ] {
+            assert!(!super::command(&argv(&ok)).dangerous, "{ok:?}");
+        }
+        for bad in [
+            vec!["sed", "-f", "script.sed", "f"],
+            vec!["sed", "-nf", "/dev/stdin", "f"],
+            vec!["sed", "--file=x", "f"],
+            vec!["sed", "-ne", "1e id", "f"],
+            vec!["sed", "--frobnicate", "p", "f"],
+            vec!["sed", "-n", "1!e id"],
+        ] {
+            assert!(super::command(&argv(&bad)).dangerous, "{bad:?}");
         }
     }
 }

@@ -38,6 +38,47 @@ pub(crate) struct RawCommand {
     /// ... {}`): `(word text, the same text with the token replaced by a parameter)`, so a
     /// shell string among them can still be analysed.
     pub placeholders: Vec<(String, String)>,
+    /// What here-documents and here-strings feed to descriptors other than 0 (`3<<< text`),
+    /// for a program that reads its code from `/dev/fd/3`.
+    pub fds: Vec<(u32, Stdin)>,
+}
+
+impl RawCommand {
+    /// What the command reads on descriptor `fd`: its standard input for 0, the text a
+    /// here-document or here-string feeds it, or `Inherited` (unknown) otherwise.
+    pub fn on_fd(&self, fd: u32) -> &Stdin {
+        if fd == 0 {
+            return &self.stdin;
+        }
+        self.fds.iter().rev().find(|(n, _)| *n == fd).map_or(&Stdin::Inherited, |(_, s)| s)
+    }
+
+    /// Records what a here-document or here-string feeds to `fd` (none given: 0).
+    fn feed(&mut self, fd: Option<i32>, text: Stdin) {
+        match fd.map(u32::try_from) {
+            None | Some(Ok(0)) => self.stdin = text,
+            Some(Ok(n)) => self.fds.push((n, text)),
+            // A negative descriptor: nothing a program can open.
+            Some(Err(_)) => {}
+        }
+    }
+}
+
+/// The descriptor a path names when a program opens it (`/dev/stdin`, `/dev/fd/3`,
+/// `/proc/self/fd/3`, `/proc/PID/fd/3`), or `None` for any other path.
+pub(crate) fn fd_path(path: &str) -> Option<u32> {
+    if path == "/dev/stdin" {
+        return Some(0);
+    }
+    let n = match path.strip_prefix("/dev/fd/") {
+        Some(n) => n,
+        None => {
+            let rest = path.strip_prefix("/proc/")?;
+            let (_, n) = rest.split_once("/fd/")?;
+            n
+        }
+    };
+    n.parse().ok()
 }
 
 /// The walk's state for one call of `analyse`.
@@ -296,6 +337,9 @@ impl<'a> Ctx<'a> {
                 for w in f.values.iter().flatten() {
                     self.word(w);
                 }
+                // `for GIT_EXTERNAL_DIFF in 'touch x'; do git diff; done` assigns the variable.
+                let span = self.span(loc(Some(&f.loc)));
+                self.assigned_by_builtin(&f.variable_name, span);
                 self.compound_list(&f.body.list);
             }
             ast::CompoundCommand::CaseClause(c) => {
@@ -363,9 +407,25 @@ impl<'a> Ctx<'a> {
         if r.failed {
             self.opaque(OpaqueReason::ParseError, raw, span.clone());
         }
+        for name in &r.assigns {
+            self.assigned_by_builtin(name, span.clone());
+        }
         for sub in &r.subs {
             self.nested(sub, None, span.clone());
         }
+    }
+
+    /// A variable assigned otherwise than by `NAME=value` (`for NAME in`, `read NAME`,
+    /// `printf -v NAME`, `${NAME:=value}`, ...), to a value not known statically: checked like
+    /// the prefix form, so a risky name is opaque whether or not it is exported (`set -a`, or
+    /// a variable such as `PATH` that is exported already).
+    pub fn assigned_by_builtin(&mut self, name: &str, span: Range<usize>) {
+        if !crate::wrappers::is_name(name) {
+            self.opaque(OpaqueReason::Unsupported, &format!("assignment to `{name}`"), span);
+            return;
+        }
+        let value = Word { text: format!("<value of {name}>"), known: false };
+        crate::command::check_assignments(self, &[(name.to_owned(), value)], &span);
     }
 
     /// Analyses the substitutions in an arithmetic or other free text.
@@ -374,6 +434,9 @@ impl<'a> Ctx<'a> {
         let r = words::resolve(text);
         for sub in &r.subs {
             self.nested(sub, None, span.clone());
+        }
+        for name in &r.assigns {
+            self.assigned_by_builtin(name, span.clone());
         }
     }
 
@@ -515,28 +578,28 @@ impl<'a> Ctx<'a> {
                 ast::IoFileRedirectTarget::Fd(_) => {}
                 ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => self.process_sub(sub),
             },
-            ast::IoRedirect::HereDocument(_, doc) => {
+            ast::IoRedirect::HereDocument(fd, doc) => {
                 let span = self.span(loc(doc.doc.loc.as_ref()));
                 if doc.requires_expansion {
                     let r = words::heredoc(&doc.doc.value);
                     self.resolved(&r, &doc.doc.value, span);
-                    raw.stdin = Stdin::Text {
+                    raw.feed(*fd, Stdin::Text {
                         text: doc.doc.value.clone(),
                         known: r.word.known,
-                    };
+                    });
                 } else {
-                    raw.stdin = Stdin::Text {
+                    raw.feed(*fd, Stdin::Text {
                         text: doc.doc.value.clone(),
                         known: true,
-                    };
+                    });
                 }
             }
-            ast::IoRedirect::HereString(_, w) => {
+            ast::IoRedirect::HereString(fd, w) => {
                 let word = self.word(w);
-                raw.stdin = Stdin::Text {
+                raw.feed(*fd, Stdin::Text {
                     text: word.text,
                     known: word.known,
-                };
+                });
             }
             ast::IoRedirect::OutputAndError(w, append) => {
                 let word = self.word(w);
@@ -561,7 +624,7 @@ fn dup_access(w: &Word) -> Option<Access> {
     }
 }
 
-fn push_redirect(raw: &mut RawCommand, access: Access, target: Word) {
+pub(crate) fn push_redirect(raw: &mut RawCommand, access: Access, target: Word) {
     let quiet = [
         "/dev/null",
         "/dev/stdout",
@@ -583,6 +646,7 @@ pub(crate) fn empty_raw() -> RawCommand {
         stdin: Stdin::Inherited,
         span: 0..0,
         placeholders: vec![],
+        fds: vec![],
     }
 }
 
@@ -597,4 +661,19 @@ pub(crate) fn shorten(text: &str) -> String {
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fd_path;
+
+    #[test]
+    fn descriptor_paths() {
+        for (path, fd) in [("/dev/stdin", Some(0)), ("/dev/fd/0", Some(0)), ("/dev/fd/3", Some(3)), ("/proc/self/fd/7", Some(7)), ("/proc/thread-self/fd/4", Some(4)), ("/proc/123/fd/3", Some(3))] {
+            assert_eq!(fd_path(path), fd, "{path}");
+        }
+        for path in ["/dev/fd/x", "/dev/fd", "script.sh", "/proc/self/environ", "/dev/stdout", "-"] {
+            assert_eq!(fd_path(path), None, "{path}");
+        }
+    }
 }

@@ -17,6 +17,9 @@ pub(crate) struct Resolved {
     /// A static word with brace expansion: the words it expands to (then `word` is unknown,
     /// for the places where one word is expected, such as a redirect target).
     pub expanded: Option<Vec<String>>,
+    /// Variables the word assigns (`${NAME:=value}`, `${NAME=value}`); an indirect one
+    /// (`${!ref:=value}`) is named by `!`, which is no variable name.
+    pub assigns: Vec<String>,
 }
 
 /// Parser options used for every word and program.
@@ -35,6 +38,7 @@ struct Acc {
     known: bool,
     subs: Vec<String>,
     failed: bool,
+    assigns: Vec<String>,
     /// The resolved text, each character flagged `true` when unquoted (for brace expansion).
     chars: Vec<Ch>,
 }
@@ -91,6 +95,7 @@ pub(crate) fn resolve(raw: &str) -> Resolved {
         subs: acc.subs,
         failed: acc.failed,
         expanded,
+        assigns: acc.assigns,
     }
 }
 
@@ -117,6 +122,7 @@ pub(crate) fn heredoc(body: &str) -> Resolved {
         subs: acc.subs,
         failed: acc.failed,
         expanded: None,
+        assigns: acc.assigns,
     }
 }
 
@@ -158,6 +164,15 @@ fn pieces_into(acc: &mut Acc, raw: &str, pieces: &[WordPieceWithSource], in_dq: 
             WordPiece::ParameterExpansion(expr) => {
                 acc.known = false;
                 acc.unquoted.push('D');
+                if let ParameterExpr::AssignDefaultValues { parameter, indirect, .. } = expr {
+                    match parameter {
+                        _ if *indirect => acc.assigns.push("!".to_owned()),
+                        Parameter::Named(name)
+                        | Parameter::NamedWithIndex { name, .. }
+                        | Parameter::NamedWithAllIndices { name, .. } => acc.assigns.push(name.clone()),
+                        Parameter::Positional(_) | Parameter::Special(_) => {}
+                    }
+                }
                 for nested in param_texts(expr) {
                     nested_into(acc, nested);
                 }
@@ -199,6 +214,7 @@ fn nested_into(acc: &mut Acc, text: &str) {
     }
     let inner = resolve(text);
     acc.subs.extend(inner.subs);
+    acc.assigns.extend(inner.assigns);
     acc.failed |= inner.failed;
 }
 

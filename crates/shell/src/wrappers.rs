@@ -13,6 +13,11 @@ pub(crate) struct Spec {
     pub long_val: &'static [&'static str],
     /// Long options without a value.
     pub long_flag: &'static [&'static str],
+    /// Short options whose value is optional and only ever attached (`xargs -l5`, `-iR`):
+    /// `-l` alone takes no value, and the next word is not one.
+    pub short_opt: &'static str,
+    /// Long options whose value is optional and only ever attached (`--eof=X`).
+    pub long_opt: &'static [&'static str],
     /// `NAME=value` words after the options are assignments (`env`, `sudo`).
     pub assignments: bool,
     /// Operands before the command (`timeout DURATION`, `chroot DIR`, `flock FILE`).
@@ -29,6 +34,8 @@ const fn spec(short_val: &'static str, short_flag: &'static str) -> Spec {
         short_flag,
         long_val: &[],
         long_flag: &[],
+        short_opt: "",
+        long_opt: &[],
         assignments: false,
         operands: 0,
         numeric: false,
@@ -146,6 +153,8 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
         },
         "command" => spec("", "pvV"),
         "exec" => spec("a", "cl"),
+        // GNU xargs: `-I R`, `-L N`, `-E S` take a value; their old forms `-i[R]`, `-l[N]`,
+        // `-e[S]` (`--replace[=R]`, `--max-lines[=N]`, `--eof[=S]`) take one only attached.
         "xargs" => Spec {
             long_val: &[
                 "arg-file",
@@ -153,11 +162,10 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
                 "max-args",
                 "max-procs",
                 "max-chars",
-                "max-lines",
                 "process-slot-var",
-                "replace",
-                "eof",
             ],
+            long_opt: &["max-lines", "replace", "eof"],
+            short_opt: "ile",
             long_flag: &[
                 "null",
                 "interactive",
@@ -167,7 +175,7 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
                 "open-tty",
                 "show-limits",
             ],
-            ..spec("IiLlnPsdEea", "0prtxo")
+            ..spec("ILnPsdEa", "0prtxo")
         },
         "flock" => Spec {
             long_val: &["timeout", "conflict-exit-code", "command"],
@@ -372,6 +380,11 @@ fn option(spec: &Spec, argv: &[Word], i: usize, p: &mut Parsed) -> Result<usize,
             p.opts.push((name.to_owned(), None));
             return Ok(i + 1);
         }
+        if spec.long_opt.contains(&name) {
+            let v = inline.map(|v| Word { text: v.to_owned(), known: true });
+            p.opts.push((name.to_owned(), v));
+            return Ok(i + 1);
+        }
         return Err(t.to_owned());
     }
     let body = t.get(1..).unwrap_or("");
@@ -402,6 +415,12 @@ fn option(spec: &Spec, argv: &[Word], i: usize, p: &mut Parsed) -> Result<usize,
             let missing = v.is_none();
             p.opts.push((c.to_string(), v));
             return Ok(if missing { i + 1 } else { i + 2 });
+        }
+        if spec.short_opt.contains(c) {
+            let rest = body.get(k + c.len_utf8()..).unwrap_or("");
+            let v = (!rest.is_empty()).then(|| Word { text: rest.to_owned(), known: true });
+            p.opts.push((c.to_string(), v));
+            return Ok(i + 1);
         }
         if spec.short_flag.contains(c) {
             p.opts.push((c.to_string(), None));
@@ -461,6 +480,44 @@ mod tests {
         assert_eq!(at("proxychains4", "proxychains4 -q -f p.conf curl x"), Ok(4));
         // An option it does not know is reported, not guessed.
         assert!(at("valgrind", "valgrind --frobnicate=1 ./a.out").is_err());
+    }
+
+    /// Red team: `-i`, `-l`, `-e`, `--eof`, `--max-lines`, `--replace` took the next word as
+    /// their value, so `xargs -l rm -r cat` was read as `cat`.
+    #[test]
+    fn xargs_optional_values_are_only_attached() {
+        let at = |line: &str| parse(&spec_of("xargs").unwrap(), &words(line)).map(|p| p.start);
+        for (line, start) in [
+            ("xargs -l rm -r cat", 2),
+            ("xargs -l5 rm", 2),
+            ("xargs -e rm", 2),
+            ("xargs -eEOF rm", 2),
+            ("xargs --eof rm", 2),
+            ("xargs --eof=X rm", 2),
+            ("xargs --max-lines rm", 2),
+            ("xargs --max-lines=3 rm", 2),
+            ("xargs -i rm ls {}", 2),
+            ("xargs -iR rm R", 2),
+            ("xargs --replace rm {}", 2),
+            ("xargs -0i rm {}", 2),
+            ("xargs -0l rm", 2),
+            // The value-taking forms are as before.
+            ("xargs -I {} rm {}", 3),
+            ("xargs -L 1 rm", 3),
+            ("xargs -n 1 rm", 3),
+            ("xargs -d , rm", 3),
+            ("xargs -a f rm", 3),
+            ("xargs -E x rm", 3),
+            ("xargs -s 100 rm", 3),
+            ("xargs -P 4 rm", 3),
+            ("xargs -0 -n1 rm", 3),
+        ] {
+            assert_eq!(at(line), Ok(start), "{line}");
+        }
+        let p = parse(&spec_of("xargs").unwrap(), &words("xargs -iR rm")).unwrap();
+        assert_eq!(value(&p, &["i"]).map(|w| w.text.as_str()), Some("R"));
+        let p = parse(&spec_of("xargs").unwrap(), &words("xargs -i rm")).unwrap();
+        assert!(has(&p, &["i"]) && value(&p, &["i"]).is_none());
     }
 
     #[test]

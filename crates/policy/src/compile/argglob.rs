@@ -81,18 +81,25 @@ pub(crate) fn classify<'a>(text: &'a str, known: bool, anchors: &Anchors) -> Arg
 /// The overlap form of a glob or parameter argument, resolved against `cwd`.
 pub(crate) fn arg_path(text: &str, exact: bool, anchors: &Anchors, cwd: &str) -> ArgPath {
     let unknown = !exact;
-    let full = if text == "~" || text.starts_with("~/") {
-        format!("{}{}", anchors.home, text.get(1..).unwrap_or_default())
+    // `anywhere`: the path may start in any folder (its start is not known).
+    let (full, anywhere) = if text == "~" || text.starts_with("~/") {
+        (format!("{}{}", anchors.home, text.get(1..).unwrap_or_default()), false)
+    } else if super::paths::other_home(text) {
+        // `~root/.s*`: another user's home, an unknown place.
+        (text.find('/').and_then(|i| text.get(i..)).unwrap_or_default().to_string(), true)
     } else if text.starts_with('/') {
-        text.to_string()
-    } else if text.starts_with('$') || text.starts_with('`') {
+        (text.to_string(), false)
+    } else if unknown && (text.starts_with('$') || text.starts_with('`')) {
         // `$dir/x` may be absolute or relative: start anywhere.
-        text.to_string()
+        (text.to_string(), true)
+    } else if cwd.starts_with('/') {
+        (format!("{cwd}/{text}"), false)
     } else {
-        format!("{cwd}/{text}")
+        // The working directory is not known (`$cwd`).
+        (text.to_string(), true)
     };
     let mut segs: Vec<ArgSeg> = Vec::new();
-    if !full.starts_with('/') {
+    if anywhere {
         segs.push(ArgSeg::Multi);
     }
     for seg in full.split('/') {
@@ -104,7 +111,9 @@ pub(crate) fn arg_path(text: &str, exact: bool, anchors: &Anchors, cwd: &str) ->
                     segs.pop();
                 }
             },
-            s if s.contains('$') || s.contains('`') => {
+            // A parameter or substitution; in a known word `$` and `` ` `` are literal
+            // characters (`sed 's/ *$//'`), not parameters.
+            s if unknown && (s.contains('$') || s.contains('`')) => {
                 if segs.last() != Some(&ArgSeg::Multi) {
                     segs.push(ArgSeg::Multi);
                 }
@@ -113,7 +122,8 @@ pub(crate) fn arg_path(text: &str, exact: bool, anchors: &Anchors, cwd: &str) ->
             s => segs.push(ArgSeg::Lit(s.to_string())),
         }
     }
-    ArgPath { segs, exact: !unknown, shown: full }
+    let shown = if super::paths::other_home(text) { text.to_string() } else { full };
+    ArgPath { segs, exact: !unknown, shown }
 }
 
 /// Whether a pattern segment and an argument segment may name the same file. Globs in
@@ -208,6 +218,11 @@ mod tests {
     #[test]
     fn overlaps() {
         assert_eq!(overlap("~/.ssh/**", "~/.s*/id_rsa", true), Some(true));
+        // Red team: `$` in a known (quoted) word is a character, not a parameter.
+        assert_eq!(overlap("**/.env", "s/ *$//", true), Some(false));
+        assert_eq!(overlap("**/.env", "[a-z]*$", true), Some(false));
+        assert_eq!(overlap("${workspace}/.git/config", "s/[[:space:]]*$//", true), Some(false));
+        assert_eq!(overlap("~/.ssh/**", "~root/.s*", true), Some(true));
         assert_eq!(overlap("~/.ssh/**", "~/.ssh/id_*", true), Some(true));
         assert_eq!(overlap("${workspace}/.env", ".e?v", true), Some(true));
         assert_eq!(overlap("**/.env", ".e?v", true), Some(true));

@@ -18,6 +18,11 @@ use warden_shell::{Access, Analysis, SimpleCommand, Word};
 /// Most relative paths a `cd` can fan out to before relative paths count as unknown.
 const MAX_CWDS: usize = 8;
 
+/// Where a path starts when the folder it is relative to is not known (`cd $dir; cat .env`,
+/// `~root/.npmrc`): a folder no fixed pattern names, so only the patterns that match anywhere
+/// can match beneath it.
+const UNKNOWN_FOLDER: &str = "/(unknown folder)";
+
 /// Paths that are not file access.
 const NOT_FILES: [&str; 5] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"];
 
@@ -331,7 +336,11 @@ impl<'p> Decider<'p> {
         if self.judge.layers.iter().all(|l| l.fs_restrict.is_empty()) {
             return;
         }
-        for w in cmd.argv.iter().skip(1) {
+        let pattern = super::operands::pattern_operand(cmd);
+        for (i, w) in cmd.argv.iter().enumerate().skip(1) {
+            if pattern == Some(i) {
+                continue; // a search pattern or a sed/awk script, not a path
+            }
             let text = match w.text.strip_prefix('-') {
                 Some(flag) => match flag.split_once('=') {
                     Some((_, value)) => value,
@@ -366,7 +375,7 @@ impl<'p> Decider<'p> {
         let mut folders: Vec<String> = Vec::new();
         for dir in dirs {
             let relative = !(dir.starts_with('/') || dir.starts_with('~'));
-            if relative && cwds.unknown {
+            if (relative && cwds.unknown) || super::paths::other_home(dir) {
                 continue; // judged opaque as an argument already
             }
             folders.extend(cwds.iter().map(|cwd| resolve(dir, cwd, &self.anchors.home)));
@@ -429,14 +438,25 @@ impl<'p> Decider<'p> {
     fn path_word(&mut self, text: &str, known: bool, check: Check, cwds: &Cwds, cmd: &SimpleCommand) {
         let span = Some(cmd.span.clone());
         let relative = !(text.starts_with('/') || text.starts_with('~'));
-        if !known || (relative && cwds.unknown) {
+        // `~root/.npmrc` is in a home that is not known, and a relative path after `cd $dir` is in
+        // a folder that is not known: opaque. Such a known word is also judged from a folder
+        // that no fixed pattern names (`/(unknown folder)/.npmrc`), so the patterns that match
+        // anywhere (`**/.ssh/**`, `**/.env`) still deny, and no folder is guessed.
+        let other_home = known && super::paths::other_home(text);
+        let partly_known = other_home || (known && relative && cwds.unknown);
+        if !known || partly_known {
             let v = self.judge.opaque;
             let reason = format!(
                 "the path `{text}` cannot be known statically; opaque commands take {}",
                 v.as_str()
             );
             let access = if check == Check::Write { "write" } else { "read" };
-            self.push_plain(Subject::Path { access, path: text.to_string() }, v, reason, span);
+            self.push_plain(Subject::Path { access, path: text.to_string() }, v, reason, span.clone());
+            if partly_known {
+                let rest = if other_home { text.find('/').and_then(|i| text.get(i + 1..)).unwrap_or_default() } else { text };
+                let rebased = format!("{UNKNOWN_FOLDER}/{rest}");
+                self.path_word(&rebased, true, check, cwds, cmd);
+            }
             return;
         }
         if NOT_FILES.contains(&text) {
@@ -543,6 +563,8 @@ impl Cwds<'_> {
         let mut next = Vec::new();
         match target {
             None => next.push(home.to_string()),
+            // `cd ~root`, `cd ~-`: somewhere not known, never a folder named `~root`.
+            Some(w) if w.known && super::paths::other_home(&w.text) => self.unknown = true,
             Some(w) if w.known => {
                 for cwd in self.iter() {
                     next.push(resolve(&w.text, cwd, home));

@@ -56,6 +56,17 @@ impl Flag {
 
     /// Whether `arg` is this flag. `widen` admits abbreviations of long options (used where a
     /// wider match is the safer one: deny/ask `with`, allow `unless`).
+    ///
+    /// getopt_long, argparse and git's parse-options accept any unambiguous prefix of a long
+    /// option, down to one letter after `--` (`git reset --h` is `--hard`, `sort --o=f` is
+    /// `--output=f`), so every such prefix is widened, with or without `=value`. Widening only
+    /// ever makes a deny or ask rule match more commands, or an allow rule match fewer (its
+    /// `unless` excludes more): it never lets a command through. An allow rule's `with` and a
+    /// deny or ask rule's `unless` are never widened, because there a wider match would admit
+    /// more (`cmd with --frozen` is not met by `--f`, `git push unless stash` is not lifted by
+    /// an abbreviation). `--` alone ends the options and is no abbreviation. An ambiguous prefix
+    /// (`--s` for both `--set` and `--show`) is refused by the tool itself, so treating it as
+    /// either option costs at most a question.
     fn matches(&self, arg: &str, widen: bool) -> bool {
         if self.glob.matches(arg) {
             return true;
@@ -72,7 +83,7 @@ impl Flag {
             && arg.starts_with("--")
         {
             let name = arg.split('=').next().unwrap_or(arg);
-            return name.len() > 3 && long.starts_with(name);
+            return name.len() > 2 && long.starts_with(name);
         }
         false
     }
@@ -161,20 +172,44 @@ impl ExecMatcher {
         if !self.command_matches(cmd) {
             return Tri::No;
         }
-        self.matches_args(cmd.args, mode)
+        self.matches_args_of(cmd.name, cmd.args, mode)
     }
 
     /// [`Self::matches`], skipping the command word when an index already matched it
     /// (`command_known`).
     pub(crate) fn matches_known(&self, cmd: &CmdView<'_>, mode: Mode, command_known: bool) -> Tri {
         if command_known && cmd.argv0.is_some() {
-            return self.matches_args(cmd.args, mode);
+            return self.matches_args_of(cmd.name, cmd.args, mode);
         }
         self.matches(cmd, mode)
     }
 
+    /// [`Self::matches_args`] for the program `name`: tar's old-style first word (`tar cIf PROG
+    /// x.tar f`, no dash) is a cluster of option letters, so `with` and `unless` see it as
+    /// `-cIf` (a deny `tar with -I` must see the `I`).
+    fn matches_args_of(&self, name: &str, args: &[Word], mode: Mode) -> Tri {
+        let old_style = matches!(name, "tar" | "gtar" | "bsdtar")
+            && args.first().is_some_and(|w| {
+                w.known && !w.text.is_empty() && w.text.chars().all(|c| c.is_ascii_alphanumeric())
+            });
+        if !old_style || (self.unless.is_empty() && self.with.is_empty()) {
+            return self.matches_args(args, mode);
+        }
+        let mut dashed = args.to_vec();
+        if let Some(first) = dashed.first_mut() {
+            first.text.insert(0, '-');
+        }
+        self.matches_flags(args, &dashed, mode)
+    }
+
     /// Matches the arguments and conditions (the command word already matched).
     pub(crate) fn matches_args(&self, args: &[Word], mode: Mode) -> Tri {
+        self.matches_flags(args, args, mode)
+    }
+
+    /// Matches the argument tokens against `args` and the conditions against `flags` (the same
+    /// words, but for an old-style first word of tar).
+    fn matches_flags(&self, args: &[Word], flags: &[Word], mode: Mode) -> Tri {
         let mut result = match mode {
             Mode::Front => self.front(args),
             Mode::Anywhere => self.anywhere(args),
@@ -185,7 +220,7 @@ impl ExecMatcher {
         let unknown = args.iter().any(|w| !w.known);
         let widen_unless = mode == Mode::Front;
         for clause in &self.unless {
-            let hit = args
+            let hit = flags
                 .iter()
                 .any(|w| w.known && clause.iter().any(|f| f.matches(&w.text, widen_unless)));
             if hit {
@@ -197,7 +232,7 @@ impl ExecMatcher {
         }
         let widen_with = mode == Mode::Anywhere;
         for clause in &self.with {
-            let hit = args
+            let hit = flags
                 .iter()
                 .any(|w| w.known && clause.iter().any(|f| f.matches(&w.text, widen_with)));
             if !hit {
@@ -451,5 +486,50 @@ mod tests {
         assert_eq!(run(&del, "find . -delete", Mode::Anywhere), Tri::Yes);
         let rm = pat("rm", &[], &["--help"], &[]);
         assert_eq!(run(&rm, "rm $x", Mode::Anywhere), Tri::Yes);
+    }
+
+    /// Red team: tar's old-style first word hid `-I` and `-F` from `tar with (-I | -F)`.
+    #[test]
+    fn tar_old_style_letters_are_flags() {
+        let tar = pat("tar", &[], &[], &["-I", "-F", "--to-command*"]);
+        assert_eq!(run(&tar, "tar cIf sh x.tar f", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&tar, "tar cFf script x.tar f", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&tar, "/bin/tar xIf sh x.tar", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&tar, "tar -cIf sh x.tar f", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&tar, "tar czf x.tgz dist", Mode::Anywhere), Tri::No);
+        // Only the first word, and only for tar.
+        assert_eq!(run(&tar, "tar czf I F", Mode::Anywhere), Tri::No);
+        let other = pat("zip", &[], &[], &["-I"]);
+        assert_eq!(run(&other, "zip cIf x", Mode::Anywhere), Tri::No);
+        let allow = pat("tar", &[], &["-I", "-F"], &[]);
+        assert_eq!(run(&allow, "tar cIf sh x.tar f", Mode::Front), Tri::No);
+        assert_eq!(run(&allow, "tar czf x.tgz dist", Mode::Front), Tri::Yes);
+    }
+
+    /// Red team: one-letter abbreviations (`--f`, `--h`, `--d`, `--s=`, `--i`, `--o=`) slipped
+    /// past `with` and `unless`, which widened only names longer than three characters.
+    #[test]
+    fn one_letter_long_abbreviations_are_widened() {
+        let checkout = pat("git", &[&[&["checkout"]]], &[], &["-f", "--force"]);
+        assert_eq!(run(&checkout, "git checkout --f other", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&checkout, "git checkout --fo other", Mode::Anywhere), Tri::Yes);
+        let reset = pat("git", &[&[&["reset"]]], &[], &["--hard", "--merge", "--keep"]);
+        assert_eq!(run(&reset, "git reset --h", Mode::Anywhere), Tri::Yes);
+        assert_eq!(run(&reset, "git reset --soft", Mode::Anywhere), Tri::No);
+        let branch = pat("git", &[&[&["branch"]]], &["-d", "--delete"], &[]);
+        assert_eq!(run(&branch, "git branch --d x", Mode::Front), Tri::No);
+        let date = pat("date", &[], &["-s", "-s*", "--set*"], &[]);
+        assert_eq!(run(&date, "date --s=2020-01-01", Mode::Front), Tri::No);
+        assert_eq!(run(&date, "date +%s", Mode::Front), Tri::Yes);
+        let sed = pat("sed", &[], &["-i", "-i*", "--in-place*"], &[]);
+        assert_eq!(run(&sed, "sed --i s/a/b/ f", Mode::Front), Tri::No);
+        let sort = pat("sort", &[], &["-o", "-o*", "--output*"], &[]);
+        assert_eq!(run(&sort, "sort --o=out f", Mode::Front), Tri::No);
+        assert_eq!(run(&sort, "sort -- f", Mode::Front), Tri::Yes);
+        // Not widened where widening would admit more: an allow rule's `with`, a deny's `unless`.
+        let frozen = pat("pnpm", &[&[&["install"]]], &[], &["--frozen-lockfile"]);
+        assert_eq!(run(&frozen, "pnpm install --f", Mode::Front), Tri::No);
+        let push = pat("git", &[&[&["push"]]], &["--stash"], &[]);
+        assert_eq!(run(&push, "git push --s", Mode::Anywhere), Tri::Yes);
     }
 }

@@ -28,6 +28,7 @@ mod glob;
 mod grants;
 mod judge;
 mod model;
+mod operands;
 mod paths;
 mod recursive;
 mod refs;

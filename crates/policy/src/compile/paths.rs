@@ -150,6 +150,12 @@ fn has_pair(s: &str, pair: &[u8; 2]) -> bool {
     s.as_bytes().windows(2).any(|w| w == pair)
 }
 
+/// Whether `path` starts at another user's home or at a tilde form the shell expands from its
+/// state (`~root/x`, `~+`, `~-`): an unknown absolute place, never a relative path.
+pub(crate) fn other_home(path: &str) -> bool {
+    path.starts_with('~') && path != "~" && !path.starts_with("~/")
+}
+
 /// Lexically normalises `path` to an absolute path: `~` is the home, relative paths start at
 /// `cwd`, `.` and empty segments vanish, `..` removes one segment (never above `/`).
 pub(crate) fn resolve(path: &str, cwd: &str, home: &str) -> String {

@@ -49,7 +49,7 @@ pub(crate) fn trees(cmd: &SimpleCommand) -> Option<(Vec<&str>, bool)> {
     let search = Some((searched.clone(), searched.is_empty() && !unknown));
     match cmd.program.as_str() {
         "grep" | "egrep" | "fgrep" | "zgrep" | "ugrep"
-            if short("rR") || long(&["--recursive", "--dereference-recursive"]) || args.contains(&"--directories=recurse") =>
+            if short("rR") || long(&["--recursive", "--dereference-recursive"]) || directories_recurse(&args) =>
         {
             search
         }
@@ -60,6 +60,32 @@ pub(crate) fn trees(cmd: &SimpleCommand) -> Option<(Vec<&str>, bool)> {
         "7z" | "7za" | "7zz" if positional.first() == Some(&"a") => Some((positional, false)),
         _ => None,
     }
+}
+
+/// grep's `-d recurse` in any spelling: `-d recurse`, `-drecurse`, `-nd recurse`,
+/// `--directories=recurse`, `--directories recurse`, and the abbreviations getopt_long and
+/// argmatch accept (`--dir=rec`).
+fn directories_recurse(args: &[&str]) -> bool {
+    let recurse = |v: &str| v.len() >= 3 && "recurse".starts_with(v);
+    args.iter().enumerate().any(|(i, a)| {
+        let next = || args.get(i + 1).copied().unwrap_or_default();
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            return name.len() >= 3 && "directories".starts_with(name) && recurse(value.unwrap_or_else(next));
+        }
+        let Some(cluster) = a.strip_prefix('-') else { return false };
+        // The first letter that takes a value ends the cluster; only `d` is the one here.
+        match cluster.find(|c: char| "efABCmdDX".contains(c)) {
+            Some(k) if cluster.get(k..=k) == Some("d") => {
+                let rest = cluster.get(k + 1..).unwrap_or_default();
+                recurse(if rest.is_empty() { next() } else { rest })
+            }
+            _ => false,
+        }
+    })
 }
 
 /// `tar` creating or adding to an archive: `tar czf`, `tar -cf`, `tar --create`, `-r`/`-u`.
@@ -118,6 +144,13 @@ mod tests {
         assert_eq!(of("grep -rn AKIA ~"), Some((vec!["~".into()], false)));
         assert_eq!(of("grep -R -e AKIA /etc /srv"), Some((vec!["/etc".into(), "/srv".into()], false)));
         assert_eq!(of("grep -r TODO"), Some((vec![], true)));
+        // Red team: `-d recurse` is `-r`.
+        assert_eq!(of("grep -d recurse AKIA ~"), Some((vec!["~".into()], false)));
+        assert!(of("grep -drecurse AKIA ~").is_some());
+        assert!(of("grep -nd rec AKIA ~").is_some());
+        assert!(of("grep --directories recurse AKIA ~").is_some());
+        assert!(of("grep --dir=recurse AKIA ~").is_some());
+        assert_eq!(of("grep -d skip AKIA f"), None);
         assert_eq!(of("grep -r API_KEY $W"), Some((vec![], false)));
         assert_eq!(of("rg password"), Some((vec![], true)));
         assert_eq!(of("rg -i secret /"), Some((vec!["/".into()], false)));

@@ -253,6 +253,13 @@ fn assignments_that_change_what_runs_are_opaque() {
         "env NODE_OPTIONS=--require=./x.js node --version",
         "LD_BIND_NOW=1 DYLD_INSERT_LIBRARIES=x ls",
         "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./evil cargo metadata",
+        // Red team: options and configuration files read from the environment.
+        "RIPGREP_CONFIG_PATH=/dev/stdin rg x src <<< '--pre=rm'",
+        "TAR_OPTIONS=--to-command=sh tar xf x.tar",
+        "ZIPOPT='-TT x' zip -T a.zip f",
+        "GIT_COMMON_DIR=/tmp/x git status",
+        "PS4='$(touch PWN)'; set -x; ls",
+        "CDPATH=/etc; cd ssl",
     ] {
         assert!(
             opaque(input).contains(&OpaqueReason::Unsupported),
@@ -305,4 +312,24 @@ fn substitution_in_an_assignment_has_the_assignment_span() {
     let input = "a=1 b=$(id) && echo x";
     let a = analyse(input);
     assert_eq!(&input[a.commands[0].span.clone()], "b=$(id)");
+}
+
+/// Red team: code fed on another descriptor (`bash /dev/fd/3 3<<< …`) was not seen.
+#[test]
+fn code_on_another_descriptor_is_what_is_fed_to_it() {
+    assert!(commands("bash /dev/fd/3 3<<< 'rm -rf src'").iter().any(|c| c.contains("rm -rf src")));
+    assert!(commands("sh /proc/self/fd/4 4<<EOF\nrm -rf src\nEOF").iter().any(|c| c.contains("rm -rf src")));
+    // Standard input is not what a here-string on descriptor 3 feeds.
+    assert!(!commands("bash <<< 'rm -rf src' 3<<< ls").iter().any(|c| c == "[bash <<] ls"));
+    assert!(commands("bash <<< 'rm -rf src' 3<<< ls").iter().any(|c| c.contains("rm -rf src")));
+    for input in [
+        "bash /dev/fd/3",
+        "bash /dev/fd/3 3< <(echo rm)",
+        "python3 /dev/fd/3 3<<< 'import shutil'",
+        "node /proc/self/fd/3 3<<< x",
+        "make -f /dev/fd/3 3<<< 'x:'",
+        "make -j -f - <<< 'x:'",
+    ] {
+        assert!(!opaque(input).is_empty(), "{input}");
+    }
 }

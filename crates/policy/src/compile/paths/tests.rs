@@ -232,3 +232,15 @@ fn index() {
     assert_eq!(hits("~/.ssh/k.pem"), vec![2, 3]);
     assert!(hits("/etc/passwd").is_empty());
 }
+
+/// Red team: `cd ~root; cat .npmrc` read `~root` as a folder named `~root` in the working
+/// directory.
+#[test]
+fn another_users_home_is_no_relative_path() {
+    for p in ["~root", "~root/.npmrc", "~+", "~-/x", "~user/.ssh/id_rsa"] {
+        assert!(super::other_home(p), "{p}");
+    }
+    for p in ["~", "~/", "~/.ssh", "/root", "x~", "./~root"] {
+        assert!(!super::other_home(p), "{p}");
+    }
+}
