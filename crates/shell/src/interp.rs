@@ -78,6 +78,13 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[Stri
             ctx.opaque(OpaqueReason::Unsupported, "hash -p", raw.span.clone());
         }
         "sed" | "gsed" => sed(ctx, raw, via),
+        "uniq" | "xxd" => {
+            let mut raw = raw;
+            if let Some(target) = crate::outputs::output(program, &raw.argv).cloned() {
+                crate::walk::push_redirect(&mut raw, Access::Write, target);
+            }
+            emit(ctx, &raw, via);
+        }
         _ => {
             emit(ctx, &raw, via);
             interpreter(ctx, program, &raw);

@@ -25,6 +25,7 @@ pub mod guard;
 mod interp;
 mod make;
 mod model;
+mod outputs;
 mod runners;
 mod sed;
 mod walk;
