@@ -71,9 +71,17 @@ pub(crate) unsafe fn run(c: &Child) -> ! {
     unsafe {
         // The command's streams are the command's: the parent sees them end when it and what
         // it started have closed them, not when the init does.
-        for fd in [0, 1, 2, c.io.stdin, c.io.stdout, c.io.stderr, c.io.sync] {
+        // Every other descriptor too (all but the error pipe): the command's own copies went
+        // at its execve, and the init's would keep pipes open, the write end of the command's
+        // input among them (a command reading its input would never see it end).
+        for fd in [0, 1, 2] {
             libc::close(fd);
         }
+        let err_fd = u32::try_from(err).unwrap_or(u32::MAX);
+        if err_fd > 3 {
+            libc::syscall(libc::SYS_close_range, 3u32, err_fd - 1, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, err_fd.saturating_add(1), u32::MAX, 0u32);
         loop {
             let mut status: libc::c_int = 0;
             let r = libc::wait4(-1, &raw mut status, 0, std::ptr::null_mut());

@@ -66,6 +66,18 @@ fn a_signal_the_command_sends_itself_ends_it_and_is_reported() {
 }
 
 #[test]
+fn a_command_reading_its_input_sees_it_end() {
+    // The sandbox's init keeps no copy of the input pipe's write end: `cat` ends at its end.
+    let t = TempDir::new("stdin");
+    let mut spec = sh(t.path(), "cat; echo done");
+    spec.stdin = b"hello\n".to_vec();
+    spec.limits.timeout = Duration::from_secs(20);
+    let run = warden_sandbox::run(&spec).unwrap();
+    assert!(!run.timed_out, "{run:?}");
+    assert_eq!(run.stdout.text, "hello\ndone\n", "{run:?}");
+}
+
+#[test]
 fn timeout_kills_the_tree() {
     let t = TempDir::new("timeout");
     let mut spec = sh(t.path(), "trap '' TERM; sleep 30 & sleep 30");
