@@ -91,7 +91,7 @@ fn prune(dir: &Path, keep: usize) {
     if records.len() <= keep {
         return;
     }
-    records.sort_by(|a, b| b.0.cmp(&a.0));
+    records.sort_by_key(|r| std::cmp::Reverse(r.0));
     for (_, path) in records.drain(keep..) {
         let _ = std::fs::remove_file(path);
     }

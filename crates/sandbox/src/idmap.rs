@@ -124,9 +124,9 @@ fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) 
     // On the heap, kept by the returned `Holder`: the process may first run after this returns.
     let fds = Box::new([r.as_raw_fd(), w.as_raw_fd()]);
     let arg: *mut libc::c_void = (&raw const *fds).cast_mut().cast();
-    // SAFETY: the child runs `hold` on its own stack and TLS; it reads `fds` (alive until it is
-    // reaped: the `Holder` keeps it) and makes three system calls.
     let clone = || {
+        // SAFETY: the child runs `hold` on its own stack and TLS; it reads `fds` (alive until
+        // it is reaped: the `Holder` keeps it) and makes three system calls.
         let pid = unsafe {
             libc::clone(hold, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>())
         };

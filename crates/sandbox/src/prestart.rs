@@ -191,10 +191,10 @@ impl Prestart {
         let flags = NAMESPACES.iter().fold(libc::CLONE_NEWNET, |f, (flag, _)| f | flag);
         let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
         let arg: *mut libc::c_void = (&raw const *early).cast_mut().cast();
-        // SAFETY: the process runs `early_main` on its own stack and TLS and reads `early`, then
-        // the `Child` it is sent; `early` and `memory` live in the `Prestart` until it has
-        // exec'd or been reaped (field order), and a sent `Child` until the run reaps it.
         let clone = || {
+            // SAFETY: the process runs `early_main` on its own stack and TLS and reads `early`,
+            // then the `Child` it is sent; `early` and `memory` live in the `Prestart` until it
+            // has exec'd or been reaped (field order), and a sent `Child` until the run reaps it.
             let pid = unsafe { libc::clone(early_main, memory.stack_top(), flags, arg, std::ptr::null_mut::<libc::pid_t>(), memory.tls(), std::ptr::null_mut::<libc::pid_t>()) };
             (pid, std::io::Error::last_os_error())
         };

@@ -154,13 +154,13 @@ fn matches(pat: &str, name: &str) -> bool {
 fn matches_at(p: &[char], n: &[char]) -> bool {
     let (mut pi, mut ni) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
+    while let Some(&c) = n.get(ni) {
         if p.get(pi) == Some(&'*') {
             star = Some((pi + 1, ni));
             pi += 1;
             continue;
         }
-        if let Some((ok, len)) = one(p, pi, n[ni])
+        if let Some((ok, len)) = one(p, pi, c)
             && ok
         {
             pi += len;
@@ -198,7 +198,7 @@ fn one(p: &[char], pi: usize, c: char) -> Option<(bool, usize)> {
 /// A `[...]` class after its `[`: its characters, whether negated, and what follows it.
 fn class(p: &[char]) -> Option<(Vec<char>, bool, &[char])> {
     let (negated, body) = match p.first() {
-        Some('!' | '^') => (true, &p[1..]),
+        Some('!' | '^') => (true, p.get(1..).unwrap_or_default()),
         _ => (false, p),
     };
     let end = body.iter().skip(1).position(|c| *c == ']').map(|i| i + 1)?;
@@ -217,7 +217,7 @@ fn class(p: &[char]) -> Option<(Vec<char>, bool, &[char])> {
             _ => break,
         }
     }
-    Some((set, negated, &body[end + 1..]))
+    Some((set, negated, body.get(end + 1..)?))
 }
 
 #[cfg(test)]
