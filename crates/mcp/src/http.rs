@@ -20,6 +20,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
 use crate::Error;
+use crate::gate::Shared;
 use crate::server::Warden;
 
 /// The bearer token clients must present. Its `Debug` never shows it.
@@ -64,6 +65,9 @@ pub struct HttpOptions {
     pub token: Option<Token>,
 }
 
+/// The header naming a streamable HTTP session.
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
+
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
 /// Serves `server` on `opts.addr` until the process ends.
@@ -81,6 +85,7 @@ pub async fn serve_http(server: Warden, opts: HttpOptions) -> Result<(), Error> 
         config = config.disable_allowed_hosts();
     }
     server.start_reloading();
+    let shared = Arc::clone(&server.shared);
     let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     let listener = TcpListener::bind(opts.addr).await.map_err(|source| Error::Bind { addr: opts.addr.to_string(), source })?;
     let local = listener.local_addr().map_err(|source| Error::Bind { addr: opts.addr.to_string(), source })?;
@@ -90,18 +95,25 @@ pub async fn serve_http(server: Warden, opts: HttpOptions) -> Result<(), Error> 
         let Ok((stream, _)) = listener.accept().await else { continue };
         let service = service.clone();
         let token = token.clone();
+        let shared = Arc::clone(&shared);
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let service = service.clone();
                 let token = token.clone();
-                async move { Ok::<_, Infallible>(route(&service, token.as_deref(), req).await) }
+                let shared = Arc::clone(&shared);
+                async move { Ok::<_, Infallible>(route(&service, &shared, token.as_deref(), req).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handler).await;
         });
     }
 }
 
-async fn route(service: &StreamableHttpService<Warden, LocalSessionManager>, token: Option<&Token>, req: Request<Incoming>) -> Response<Body> {
+async fn route(
+    service: &StreamableHttpService<Warden, LocalSessionManager>,
+    shared: &Shared,
+    token: Option<&Token>,
+    req: Request<Incoming>,
+) -> Response<Body> {
     if let Some(token) = token
         && !token.admits(req.headers().get(hyper::header::AUTHORIZATION).map(|v| v.as_bytes()))
     {
@@ -110,7 +122,18 @@ async fn route(service: &StreamableHttpService<Warden, LocalSessionManager>, tok
     if req.uri().path() != "/mcp" {
         return plain(StatusCode::NOT_FOUND, "the MCP endpoint is /mcp");
     }
-    service.handle(req).await
+    let ended = (req.method() == hyper::Method::DELETE)
+        .then(|| req.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_string))
+        .flatten();
+    let response = service.handle(req).await;
+    if let Some(id) = ended
+        && response.status().is_success()
+    {
+        // rmcp stops the session's handlers only after draining their responses (5 s):
+        // the calls of a session the client ended stop now.
+        shared.end_session(&id);
+    }
+    response
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {

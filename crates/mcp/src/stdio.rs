@@ -13,6 +13,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 /// The largest message line, in bytes.
 pub const LINE_CAP: usize = 16 << 20;
@@ -24,12 +25,21 @@ pub struct LineTransport<R, W> {
     discarding: bool,
     cap: usize,
     write: Arc<Mutex<W>>,
+    /// Fired at the end of input.
+    ended: Option<CancellationToken>,
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
     /// A transport reading `read` and writing `write`, with lines capped at `cap` bytes.
     pub fn new(read: R, write: W, cap: usize) -> Self {
-        LineTransport { read: BufReader::new(read), line: Vec::new(), discarding: false, cap, write: Arc::new(Mutex::new(write)) }
+        LineTransport { read: BufReader::new(read), line: Vec::new(), discarding: false, cap, write: Arc::new(Mutex::new(write)), ended: None }
+    }
+
+    /// Fires `token` when the input ends (the client hung up).
+    #[must_use]
+    pub fn on_end(mut self, token: CancellationToken) -> Self {
+        self.ended = Some(token);
+        self
     }
 }
 
@@ -89,7 +99,12 @@ where
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             match self.read_line().await {
-                Read::End => return None,
+                Read::End => {
+                    if let Some(t) = &self.ended {
+                        t.cancel();
+                    }
+                    return None;
+                }
                 Read::TooLong => {
                     let message = format!("the message is longer than the cap of {} bytes; it was discarded", self.cap);
                     self.reply(error_line(None, -32600, &message));
