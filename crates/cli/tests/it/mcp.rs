@@ -30,6 +30,13 @@ impl Server {
     }
 
     fn start_with(policy: &std::path::Path, extra: &[&std::ffi::OsStr]) -> Server {
+        let mut s = Server::spawn(policy, extra);
+        s.initialize();
+        s
+    }
+
+    /// A server not initialised yet.
+    fn spawn(policy: &std::path::Path, extra: &[&std::ffi::OsStr]) -> Server {
         let ws = tempdir("mcp-raw");
         std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
         let home = tempdir("mcp-home");
@@ -60,9 +67,7 @@ impl Server {
                 }
             }
         });
-        let mut s = Server { child, stdin: Some(stdin), lines, ws, log };
-        s.initialize();
-        s
+        Server { child, stdin: Some(stdin), lines, ws, log }
     }
 
     fn initialize(&mut self) {
@@ -197,6 +202,31 @@ fn malformed_input_gets_json_rpc_errors_and_the_server_goes_on() {
     assert!(s.request(13, r#"{"jsonrpc":"2.0","id":13,"method":"ping"}"#)["result"].is_object());
     let v = s.call(14, "read_file", r#"{"path": "a.txt"}"#);
     assert_eq!(v["result"]["structuredContent"]["result"]["content"], "alpha\n", "{v}");
+}
+
+/// Regression (red team): a notification before `initialize` ended the server ("expect
+/// initialized request"); requests with an id that is not a string or a number got no answer;
+/// a bad `logging/setLevel` got -32601; `initialize` without `protocolVersion` a message about
+/// `_meta`.
+#[test]
+fn protocol_errors_get_the_codes_the_spec_says() {
+    let mut s = Server::spawn(&repo().join("policies/full-auto.policy"), &[]);
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let v = s.request(1, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#);
+    assert_eq!(error_code(&v), -32602, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("protocolVersion"), "{v}");
+    s.initialize();
+    for id in [r#"{"a":1}"#, "null", "true", "[1]"] {
+        s.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        let v = s.answer(serde_json::Value::Null);
+        assert_eq!(error_code(&v), -32600, "id {id}: {v}");
+    }
+    for params in [r#"{"level":"loud"}"#, "{}"] {
+        let v = s.request(3, &format!(r#"{{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{params}}}"#));
+        assert_eq!(error_code(&v), -32602, "{params}: {v}");
+    }
+    assert!(s.request(4, r#"{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"debug"}}"#)["result"].is_object());
+    assert!(s.request(5, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#)["result"].is_object());
 }
 
 #[test]
