@@ -546,3 +546,26 @@ fn ending_an_http_session_cancels_its_running_exec() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Regression (red team): a request from any web page's Origin was served (the spec says a
+/// server MUST validate Origin and answer 403 to one that is not allowed); a session DELETE
+/// answered 202, where the Python SDK expects 200 or 204.
+#[test]
+fn http_refuses_a_foreign_origin_and_a_delete_answers_200() {
+    let (mut child, addr) = http_server(&[]);
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#;
+    for origin in ["http://evil.example.com", "null", "http://127.0.0.1:1", &format!("https://127.0.0.1:{port}"), &format!("http://127.0.0.1:{port}.evil.example")] {
+        let (status, text) = http_request(&addr, "POST", &[("Origin", origin)], init);
+        assert_eq!(status, 403, "{origin}: {text}");
+    }
+    for origin in [format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")] {
+        let (status, text) = http_request(&addr, "POST", &[("Origin", &origin)], init);
+        assert_eq!(status, 200, "{origin}: {text}");
+    }
+    let sid = http_session(&addr);
+    let (status, text) = http_request(&addr, "DELETE", &[("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")], "");
+    assert_eq!(status, 200, "{text}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
