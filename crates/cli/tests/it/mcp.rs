@@ -315,13 +315,23 @@ fn a_changed_policy_is_reloaded_and_a_broken_edit_keeps_the_old_one() {
     assert_eq!(verdict(&mut s, 4), "allow");
 }
 
+/// A server process, killed and reaped when dropped (also when the test fails).
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `warden serve --mcp --http 127.0.0.1:0` with `extra` flags; returns it and its address.
-fn http_server(extra: &[&str]) -> (Child, String) {
+fn http_server(extra: &[&str]) -> (Reaped, String) {
     http_server_in(&tempdir("mcp-http"), extra)
 }
 
 /// [`http_server`] serving the workspace `ws`.
-fn http_server_in(ws: &std::path::Path, extra: &[&str]) -> (Child, String) {
+fn http_server_in(ws: &std::path::Path, extra: &[&str]) -> (Reaped, String) {
     let home = tempdir("mcp-home");
     let mut child = warden(ws, &home)
         .args(["serve", "--mcp", "--no-reload", "--workspace"])
@@ -339,7 +349,7 @@ fn http_server_in(ws: &std::path::Path, extra: &[&str]) -> (Child, String) {
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
     let addr = line.trim().strip_prefix("warden: serving MCP at http://").and_then(|a| a.strip_suffix("/mcp")).unwrap_or_else(|| panic!("{line}"));
-    (child, addr.to_string())
+    (Reaped(child), addr.to_string())
 }
 
 /// One HTTP/1.1 POST of an `initialize` request; the status code and the response text.
@@ -364,15 +374,13 @@ fn http_with_a_token_answers_401_without_it() {
     let dir = tempdir("mcp-token");
     let token = dir.join("token");
     std::fs::write(&token, "s3cret-token\n").unwrap();
-    let (mut child, addr) = http_server(&["--token-file", token.to_str().unwrap()]);
+    let (_server, addr) = http_server(&["--token-file", token.to_str().unwrap()]);
     assert_eq!(post_initialize(&addr, None).0, 401);
     assert_eq!(post_initialize(&addr, Some("Bearer wrong-token")).0, 401);
     assert_eq!(post_initialize(&addr, Some("Bearer s3cret-token!")).0, 401);
     let (status, text) = post_initialize(&addr, Some("Bearer s3cret-token"));
     assert_eq!(status, 200, "{text}");
     assert!(text.contains(r#""serverInfo":{"name":"warden""#), "{text}");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
@@ -526,7 +534,7 @@ fn http_session(addr: &str) -> String {
 #[test]
 fn ending_an_http_session_cancels_its_running_exec() {
     let ws = tempdir("mcp-http-delete");
-    let (mut child, addr) = http_server_in(&ws, &[]);
+    let (_server, addr) = http_server_in(&ws, &[]);
     let sid = http_session(&addr);
     let started = std::time::Instant::now();
     let call = {
@@ -543,8 +551,6 @@ fn ending_an_http_session_cancels_its_running_exec() {
     std::thread::sleep(std::time::Duration::from_secs(4).saturating_sub(started.elapsed()) + std::time::Duration::from_millis(1500));
     assert!(!ws.join("http-marker").exists(), "the exec of the ended session ran to its end");
     let _ = call.join();
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Regression (red team): a request from any web page's Origin was served (the spec says a
@@ -552,7 +558,7 @@ fn ending_an_http_session_cancels_its_running_exec() {
 /// answered 202, where the Python SDK expects 200 or 204.
 #[test]
 fn http_refuses_a_foreign_origin_and_a_delete_answers_200() {
-    let (mut child, addr) = http_server(&[]);
+    let (_server, addr) = http_server(&[]);
     let port = addr.rsplit(':').next().unwrap().to_string();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#;
     for origin in ["http://evil.example.com", "null", "http://127.0.0.1:1", &format!("https://127.0.0.1:{port}"), &format!("http://127.0.0.1:{port}.evil.example")] {
@@ -566,6 +572,4 @@ fn http_refuses_a_foreign_origin_and_a_delete_answers_200() {
     let sid = http_session(&addr);
     let (status, text) = http_request(&addr, "DELETE", &[("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")], "");
     assert_eq!(status, 200, "{text}");
-    let _ = child.kill();
-    let _ = child.wait();
 }
