@@ -133,6 +133,10 @@ pub struct OutcomeRec {
     pub signal: Option<String>,
     /// Whether it was killed at its time limit.
     pub timed_out: bool,
+    /// Whether it was cancelled (killed, or never started, at the client's request); only
+    /// written when it was, so records without it read and hash as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
     /// Wall time in milliseconds.
     pub duration_ms: f64,
     /// What the sandbox refused.

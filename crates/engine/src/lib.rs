@@ -41,6 +41,7 @@ mod wasi;
 
 pub use engine::{Engine, Explanation, Query};
 pub use run::{BackendChoice, Job, Outcome, RunError, RunOptions};
+pub use warden_sandbox::Cancel;
 pub use environment::Environment;
 pub use approve::{Answer, Approver, Pending, PreApprovalError, PreApprovals, RefuseAll};
 pub use redact::Redactor;

@@ -31,6 +31,9 @@ pub struct RunOptions {
     pub backend: Option<BackendChoice>,
     /// Paths no sandbox may show, whatever the grants say (the audit log): denied outright.
     pub protect: Vec<std::path::PathBuf>,
+    /// Stops the run when fired: a command not started yet does not start, a running one is
+    /// killed and reported `cancelled` (native sandbox; the WASI backend runs to its end).
+    pub cancel: Option<warden_sandbox::Cancel>,
 }
 
 /// Which sandbox runs the command.
@@ -77,9 +80,12 @@ pub enum RunError {
 }
 
 impl Outcome {
-    /// How the run ended, for people: `exit N`, `killed by SIGNAME` or `timed out`.
+    /// How the run ended, for people: `exit N`, `killed by SIGNAME`, `timed out` or
+    /// `cancelled`.
     pub fn end(&self) -> String {
-        if self.run.timed_out {
+        if self.run.cancelled {
+            "cancelled".to_string()
+        } else if self.run.timed_out {
             "timed out".to_string()
         } else if let Some(sig) = &self.run.signal {
             format!("killed by {sig}")
@@ -111,6 +117,7 @@ impl Engine {
         };
         let mut view = confine::view(&explanation.decision.grants, self.context(), env, argv, opts.timeout);
         view.spec.stdin = opts.stdin.clone();
+        view.spec.cancel = opts.cancel.clone();
         view
     }
 

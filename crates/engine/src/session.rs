@@ -357,6 +357,7 @@ impl Session {
             Err(e) => {
                 let mut o = Outcome::refused(&gate.explanation, format!("not run: {e}"));
                 o.refused = Some(format!("the sandbox could not run it: {e}"));
+                o.run.cancelled = matches!(e, RunError::Sandbox(warden_sandbox::Error::Cancelled));
                 self.finish(&gate, &o)?;
                 return Err(e.into());
             }
@@ -457,6 +458,7 @@ impl Session {
             exit_code: o.run.exit_code,
             signal: o.run.signal.clone(),
             timed_out: o.run.timed_out,
+            cancelled: o.run.cancelled,
             duration_ms: o.run.duration_ms,
             denials: o.run.denials.iter().map(|d| DenialRec { op: d.op.clone(), target: d.target.clone(), source: format!("{:?}", d.source).to_lowercase() }).collect(),
             refused: o.refused.clone(),

@@ -85,6 +85,10 @@ pub struct Run {
     pub signal: Option<String>,
     /// Whether the wall timeout ended it.
     pub timed_out: bool,
+    /// Whether it was cancelled (killed at the caller's request, e.g. an MCP client's
+    /// `notifications/cancelled`); only shown when it was.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
     /// Wall time from spawn to the end of the last process, milliseconds.
     pub duration_ms: f64,
     /// Captured standard output.

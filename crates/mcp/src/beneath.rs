@@ -6,6 +6,10 @@
 //! never saw. So every folder on the way is opened by its name in the one before with
 //! `O_NOFOLLOW`, and so is the last name: a link anywhere fails (`ELOOP`, `ENOTDIR`), and the
 //! path the tool acts on is the path that was decided.
+//!
+//! The last name is opened with `O_NONBLOCK` and its type checked on the open descriptor
+//! (`fstat`), so a FIFO, socket or device there (or swapped in meanwhile) is refused at once
+//! instead of blocking the open or the read forever.
 
 use std::fs::File;
 use std::io;
@@ -17,8 +21,10 @@ use rustix::fs::{Mode, OFlags};
 /// How the last name is opened.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Open {
-    /// Read a file or list a folder.
+    /// Read a regular file (or a folder, which the caller refuses with advice).
     Read,
+    /// List a folder.
+    List,
     /// Replace a file's content, making it (and the folders on the way) when missing.
     Write,
 }
@@ -61,21 +67,42 @@ pub(crate) fn open(root: &impl AsFd, rel: &Path, how: Open) -> io::Result<(File,
         Some(fd) => fd.as_fd(),
         None => root.as_fd(),
     };
-    let base = OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    match how {
-        Open::Read => Ok((File::from(rustix::fs::openat(parent, *last, base | OFlags::RDONLY, Mode::empty())?), false)),
+    // Non-blocking: opening a FIFO waits for its other end otherwise.
+    let base = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let (fd, made) = match how {
+        Open::Read | Open::List => (rustix::fs::openat(parent, *last, base | OFlags::RDONLY, Mode::empty())?, false),
         Open::Write => {
             let mode = Mode::from_raw_mode(0o644);
             match rustix::fs::openat(parent, *last, base | OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, mode) {
-                Ok(fd) => Ok((File::from(fd), true)),
-                Err(rustix::io::Errno::EXIST) => {
-                    Ok((File::from(rustix::fs::openat(parent, *last, base | OFlags::WRONLY | OFlags::TRUNC, mode)?), false))
-                }
-                Err(e) => Err(e.into()),
+                Ok(fd) => (fd, true),
+                // Truncation waits for the type check: a FIFO (no reader: ENXIO) or a device
+                // must not be opened for writing at all.
+                Err(rustix::io::Errno::EXIST) => match rustix::fs::openat(parent, *last, base | OFlags::WRONLY, mode) {
+                    Ok(fd) => (fd, false),
+                    Err(rustix::io::Errno::NXIO) => return Err(io::Error::other(NOT_REGULAR)),
+                    Err(e) => return Err(e.into()),
+                },
+                Err(e) => return Err(e.into()),
             }
         }
+    };
+    let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
+    match (how, kind) {
+        (Open::Read, rustix::fs::FileType::RegularFile | rustix::fs::FileType::Directory) | (Open::Write, rustix::fs::FileType::RegularFile) => {}
+        (Open::List, rustix::fs::FileType::Directory) => {}
+        (Open::List, _) => return Err(io::Error::other(NOT_A_FOLDER)),
+        _ => return Err(io::Error::other(NOT_REGULAR)),
     }
+    if matches!(how, Open::Write) && !made {
+        rustix::fs::ftruncate(&fd, 0)?;
+    }
+    Ok((File::from(fd), made))
 }
+
+/// Why a FIFO, socket or device is not opened.
+const NOT_REGULAR: &str = "not a regular file (a FIFO, socket or device): the file tools read and write regular files only";
+/// Why `list_dir` does not open what is not a folder.
+const NOT_A_FOLDER: &str = "not a folder";
 
 /// Whether an error from [`open`] says a link (or a file) was on the way, or the last name is a
 /// link.

@@ -11,7 +11,7 @@ use warden_policy::ast::Verdict;
 
 use crate::gate::{self, OwnedJob, Shared};
 use crate::paths::{ToolPath, real, resolve};
-use crate::server::{Warden, file_result, result};
+use crate::server::{Stop, Warden, file_result, result};
 use crate::tools::{DecisionView, EditFileArgs, ExecArgs, ExplainArgs, ExplainOut, ListDirArgs, ReadFileArgs, SearchArgs, WriteFileArgs};
 use crate::{files, search};
 
@@ -19,7 +19,7 @@ use crate::{files, search};
 const COMMAND_CAP: usize = 64 * 1024;
 
 /// Runs tool `name` (known and visible) with `args`.
-pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Peer<RoleServer>) -> Result<CallToolResult, McpError> {
+pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Peer<RoleServer>, stop: Stop) -> Result<CallToolResult, McpError> {
     Ok(match name {
         "read_file" => {
             let a: ReadFileArgs = parse(name, args)?;
@@ -87,7 +87,7 @@ pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Pe
             })
             .await
         }
-        "exec" => exec(w, peer, parse(name, args)?).await?,
+        "exec" => exec(w, peer, parse(name, args)?, stop).await?,
         "explain" => explain(&w.shared, parse(name, args)?)?,
         _ => return Err(McpError::invalid_params(format!("unknown tool `{name}`"), None)),
     })
@@ -134,7 +134,7 @@ where
     file_result(tool, &x, None, Some(outcome), summary)
 }
 
-async fn exec(w: &Warden, peer: &Peer<RoleServer>, a: ExecArgs) -> Result<CallToolResult, McpError> {
+async fn exec(w: &Warden, peer: &Peer<RoleServer>, a: ExecArgs, stop: Stop) -> Result<CallToolResult, McpError> {
     let (mut subject, job) = match (a.command, a.argv) {
         (Some(c), None) => (c.clone(), OwnedJob::Shell(c)),
         (None, Some(v)) if !v.is_empty() => (warden_engine::quote_argv(&v), OwnedJob::Argv(v)),
@@ -158,7 +158,7 @@ async fn exec(w: &Warden, peer: &Peer<RoleServer>, a: ExecArgs) -> Result<CallTo
             OwnedJob::Shell(subject.clone())
         }
     };
-    let outcome = gate::exec(shared, peer, subject, job, timeout).await;
+    let outcome = gate::exec(shared, peer, subject, job, timeout, stop).await;
     Ok(result(exec_summary(&outcome), &outcome, !outcome.ran || outcome.run.timed_out))
 }
 

@@ -67,7 +67,7 @@ pub fn read_file(root: &Dir, p: &ToolPath, start: Option<u64>, end: Option<u64>)
 
 /// `list_dir`.
 pub fn list_dir(root: &Dir, p: &ToolPath) -> Result<ListDirOut, String> {
-    let (folder, _) = beneath::open(root, &p.rel, Open::Read).map_err(|e| io_error("list", p, &e))?;
+    let (folder, _) = beneath::open(root, &p.rel, Open::List).map_err(|e| io_error("list", p, &e))?;
     let dir = Dir::from_std_file(folder).entries().map_err(|e| io_error("list", p, &e))?;
     let mut entries = Vec::new();
     let mut truncated = false;
@@ -217,6 +217,32 @@ mod tests {
         write_file(&dir, &resolve(&ws, "src/head.rs").unwrap(), "").unwrap();
         edit_file(&dir, &resolve(&ws, "notes.txt").unwrap(), "HEAD", "main").unwrap();
         let _ = std::fs::remove_dir_all(&ws);
+    }
+
+    /// Regression (red team): a FIFO in the workspace blocked read_file, write_file and
+    /// list_dir for good (each held a blocking thread, and the server never exited).
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let (ws, _) = workspace("fifo");
+        let made = std::process::Command::new("mkfifo").arg(ws.join("pipe")).status().unwrap();
+        assert!(made.success());
+        let p = resolve(&ws, "pipe").unwrap();
+        type Attempt = fn(&Dir, &ToolPath) -> Result<(), String>;
+        let attempts: [(&str, Attempt, &str); 4] = [
+            ("read_file", |d, p| read_file(d, p, None, None).map(|_| ()), "not a regular file"),
+            ("write_file", |d, p| write_file(d, p, "x").map(|_| ()), "not a regular file"),
+            ("edit_file", |d, p| edit_file(d, p, "x", "y").map(|_| ()), "not a regular file"),
+            ("list_dir", |d, p| list_dir(d, p).map(|_| ()), "not a folder"),
+        ];
+        for (tool, attempt, want) in attempts {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (dir, p) = (Dir::open_ambient_dir(&ws, cap_std::ambient_authority()).unwrap(), p.clone());
+            // Left blocked (and leaked) when the tool blocks: the test fails on the timeout.
+            std::thread::spawn(move || tx.send(attempt(&dir, &p)));
+            let got = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap_or_else(|_| panic!("{tool} blocked on a FIFO"));
+            let err = got.expect_err(tool);
+            assert!(err.contains(want), "{tool}: {err}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! [`Session`] (the decision record is on disk before anything runs; the approval and the
 //! outcome follow). `ask` is settled here by elicitation when the client can be asked.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -10,8 +11,10 @@ use cap_std::fs::Dir;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
-use warden_engine::{Answer, Engine, Environment, Explanation, Gate, Job, Outcome, Query, RunOptions, Session, SessionError};
+use tokio_util::sync::CancellationToken;
+use warden_engine::{Answer, Cancel, Engine, Environment, Explanation, Gate, Job, Outcome, Query, RunOptions, Session, SessionError};
 
+use crate::server::Stop;
 use crate::tools::DecisionView;
 
 /// What every connection shares: the policy, the session, the workspace.
@@ -37,6 +40,9 @@ pub struct Shared {
     pub policies: Vec<PathBuf>,
     /// The connected clients, told about reloads.
     pub peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Per HTTP session (by `Mcp-Session-Id`) that made a call: fired when the client ends
+    /// the session (DELETE), cancelling its calls.
+    pub sessions: Mutex<HashMap<String, CancellationToken>>,
 }
 
 impl Shared {
@@ -45,6 +51,26 @@ impl Shared {
         match self.engine.read() {
             Ok(e) => Arc::clone(&e),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// The token that ends HTTP session `id`'s calls.
+    pub fn session_hangup(&self, id: &str) -> CancellationToken {
+        let mut sessions = match self.sessions.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        sessions.entry(id.to_string()).or_default().clone()
+    }
+
+    /// HTTP session `id` was ended: its calls stop.
+    pub fn end_session(&self, id: &str) {
+        let mut sessions = match self.sessions.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(t) = sessions.remove(id) {
+            t.cancel();
         }
     }
 
@@ -142,7 +168,18 @@ pub enum OwnedJob {
 }
 
 /// Decides, settles, records and runs a command; every failure is an outcome that did not run.
-pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String, job: OwnedJob, timeout: Option<Duration>) -> Outcome {
+/// When `stop` resolves, the command is killed (or never starts) and recorded as cancelled.
+pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String, job: OwnedJob, timeout: Option<Duration>, stop: Stop) -> Outcome {
+    let cancel = match Cancel::new() {
+        Ok(c) => c,
+        Err(e) => return Outcome::refused(&shared.explain(Query::Command(&subject)), format!("nothing ran: {e}")),
+    };
+    // Fires the handle when the call is stopped, wherever it is by then; ended with the call.
+    let fire = cancel.clone();
+    let _watch = Aborting(tokio::spawn(async move {
+        stop.stopped().await;
+        fire.cancel();
+    }));
     let (query_text, job2) = (subject.clone(), clone_job(&job));
     let begin = move |s: &mut Session| s.begin_exec(Query::Command(&query_text), borrow(&job2));
     let decided = match decide(shared, peer, begin, "exec", &subject).await {
@@ -150,7 +187,7 @@ pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String
         Err(why) => return Outcome::refused(&shared.explain(Query::Command(&subject)), why),
     };
     let fallback = decided.gate.explanation.clone();
-    let opts = RunOptions { timeout, ..RunOptions::default() };
+    let opts = RunOptions { timeout, cancel: Some(cancel), ..RunOptions::default() };
     // The session is held only to clear and to complete: other calls go on while this runs.
     let cleared = match with_session(shared, move |s| s.clear(decided.gate, &opts)).await {
         Ok(Ok(Ok(cleared))) => cleared,
@@ -172,6 +209,15 @@ pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String
         Ok(Ok(outcome)) => outcome,
         Ok(Err(e)) => Outcome::refused(&fallback, format!("nothing ran: {e}")),
         Err(why) => Outcome::refused(&fallback, why),
+    }
+}
+
+/// A task aborted when this is dropped.
+struct Aborting(tokio::task::JoinHandle<()>);
+
+impl Drop for Aborting {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

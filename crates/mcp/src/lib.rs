@@ -141,9 +141,10 @@ impl Warden {
             audit_log: opts.audit_log,
             policies: opts.policies,
             peers: std::sync::Mutex::new(Vec::new()),
+            sessions: std::sync::Mutex::new(std::collections::HashMap::new()),
         };
         let shared = Arc::new(shared);
-        Ok(Warden { shared, reload: opts.reload })
+        Ok(Warden { shared, reload: opts.reload, hangup: tokio_util::sync::CancellationToken::new() })
     }
 
     /// The audit log the server was given (the engine's session writes it).
@@ -168,8 +169,11 @@ impl Warden {
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         self.start_reloading();
-        let transport = LineTransport::new(read, write, LINE_CAP);
-        let running = rmcp::serve_server(self, transport).await.map_err(|e| Error::Session(e.to_string()))?;
+        // This connection's calls end with it: at the end of input, not after rmcp's drain.
+        let hangup = tokio_util::sync::CancellationToken::new();
+        let server = Warden { hangup: hangup.clone(), ..self };
+        let transport = LineTransport::new(read, write, LINE_CAP).on_end(hangup);
+        let running = rmcp::serve_server(server, transport).await.map_err(|e| Error::Session(e.to_string()))?;
         running.waiting().await.map_err(|e| Error::Session(e.to_string()))?;
         Ok(())
     }

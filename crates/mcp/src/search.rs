@@ -28,7 +28,8 @@ pub fn search(
     max_results: Option<u64>,
     readable: &dyn Fn(&str) -> bool,
 ) -> Result<SearchOut, String> {
-    let max = max_results.unwrap_or(DEFAULT_RESULTS).clamp(1, MAX_RESULTS);
+    // 0 is honoured (no lines, `truncated` when there was one); over the cap is cut to it.
+    let max = max_results.unwrap_or(DEFAULT_RESULTS).min(MAX_RESULTS);
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(case_insensitive)
         .build(pattern)
@@ -67,11 +68,14 @@ pub fn search(
         out.files_searched += 1;
         let rel = path.strip_prefix(workspace).unwrap_or(path).to_string_lossy().into_owned();
         let matches = &mut out.matches;
+        // A match past `max` was found: the results are cut.
+        let mut cut = false;
         let _ = searcher.search_path(
             &matcher,
             path,
             Lossy(|line, text| {
                 if matches.len() as u64 >= max {
+                    cut = true;
                     return Ok(false);
                 }
                 let text = text.trim_end_matches(['\n', '\r']);
@@ -80,7 +84,7 @@ pub fn search(
                 Ok(true)
             }),
         );
-        if out.matches.len() as u64 >= max {
+        if cut {
             out.truncated = true;
             break;
         }
@@ -109,6 +113,13 @@ mod tests {
         assert_eq!(out.files_denied, 1);
         let capped = search(&ws, &p, "main", false, Some(1), &|_| true).unwrap();
         assert!(capped.truncated);
+        assert_eq!(capped.matches.len(), 1);
+        // Regression (red team): `max_results: 0` returned one match.
+        let none = search(&ws, &p, "main", false, Some(0), &|_| true).unwrap();
+        assert!(none.matches.is_empty() && none.truncated, "{:?}", none.matches);
+        // Exactly as many matches as asked for: nothing was cut.
+        let all = search(&ws, &p, "main", false, Some(3), &|_| true).unwrap();
+        assert_eq!((all.matches.len(), all.truncated), (3, false));
         assert!(search(&ws, &p, "(", false, None, &|_| true).unwrap_err().contains("not a valid regular expression"));
     }
 }

@@ -10,6 +10,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
+use tokio_util::sync::CancellationToken;
 use warden_engine::Query;
 use warden_policy::ast::Verdict;
 
@@ -25,6 +26,8 @@ pub struct Warden {
     pub(crate) shared: Arc<Shared>,
     /// Whether the policy is watched (`serve_*` start the watcher).
     pub(crate) reload: bool,
+    /// Fired when the connection ends (stdio: end of input), cancelling its calls.
+    pub(crate) hangup: CancellationToken,
 }
 
 impl Warden {
@@ -105,8 +108,34 @@ impl ServerHandler for Warden {
                 None,
             ));
         }
-        let result = crate::call::dispatch(self, &name, args, &context.peer).await?;
+        // The client cancels a call with `notifications/cancelled` (rmcp then fires `ct` and
+        // drops the call's response), or by hanging up.
+        // Over HTTP the connection is the session (`Mcp-Session-Id`), ended by a DELETE.
+        let session = context.extensions.get::<hyper::http::request::Parts>().and_then(|p| p.headers.get(crate::http::SESSION_ID));
+        let hangup = match session.and_then(|id| id.to_str().ok()) {
+            Some(id) => self.shared.session_hangup(id),
+            None => self.hangup.clone(),
+        };
+        let stop = Stop { call: context.ct.clone(), hangup };
+        let result = crate::call::dispatch(self, &name, args, &context.peer, stop).await?;
         Ok(result.into())
+    }
+}
+
+/// What ends a call early: the client cancelled it, or the connection ended.
+#[derive(Clone)]
+pub(crate) struct Stop {
+    call: CancellationToken,
+    hangup: CancellationToken,
+}
+
+impl Stop {
+    /// Resolves when the call is to stop.
+    pub(crate) async fn stopped(&self) {
+        tokio::select! {
+            () = self.call.cancelled() => {}
+            () = self.hangup.cancelled() => {}
+        }
     }
 }
 

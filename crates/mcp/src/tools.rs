@@ -353,6 +353,7 @@ fn exec_output_schema() -> Arc<JsonObject> {
             "exit_code": {"type": ["integer", "null"]},
             "signal": {"type": ["string", "null"]},
             "timed_out": {"type": "boolean"},
+            "cancelled": {"type": "boolean"},
             "duration_ms": {"type": "number"},
             "stdout": stream,
             "stderr": stream,

@@ -23,6 +23,7 @@
 
 mod apart;
 mod attr;
+mod cancel;
 mod child;
 mod denials;
 mod idmap;
@@ -38,6 +39,7 @@ mod view;
 mod view_child;
 
 pub use apart::spawn as spawn_apart;
+pub use cancel::Cancel;
 pub use landlock::abi as landlock_abi;
 pub use plan::{Shown, shown};
 pub use prestart::prestart;
@@ -81,6 +83,10 @@ pub enum Error {
     /// The caller's gate refused (see [`run_gated`]): the sandbox was torn down unused.
     #[error("not started: {0}")]
     Gate(String),
+    /// The run was cancelled ([`Cancel`]) before the command started: the sandbox was torn
+    /// down unused.
+    #[error("not started: it was cancelled")]
+    Cancelled,
     /// An I/O error in the parent.
     #[error("sandbox I/O error: {0}")]
     Io(std::io::Error),

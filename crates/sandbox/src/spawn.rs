@@ -251,6 +251,12 @@ fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Starte
         drop(reaper);
         return Err(Error::Gate(why));
     }
+    if spec.cancel.as_ref().is_some_and(crate::Cancel::is_cancelled) {
+        // As for a refusing gate: the child reads end-of-file and exits without starting.
+        drop(sync_w);
+        drop(reaper);
+        return Err(Error::Cancelled);
+    }
     go(&sync_w)?;
     drop(sync_w);
 
@@ -268,7 +274,7 @@ fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Starte
     }
 
     let deadline = started + spec.limits.timeout;
-    let watch = supervise(pid, out_r, errp_r, stdin_parent, &spec.stdin, deadline, spec.limits.output_bytes)?;
+    let watch = supervise(pid, Pipes { out: out_r, err: errp_r, stdin: stdin_parent }, &spec.stdin, deadline, spec.cancel.as_ref(), spec.limits.output_bytes)?;
     let init = reaper.wait();
     // The command's own status, as its init saw it; the init's when it was killed first.
     let status = match read_failure(&err_r) {
@@ -288,6 +294,7 @@ fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Starte
         exit_code,
         signal,
         timed_out: watch.timed_out,
+        cancelled: watch.cancelled,
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         stdout: watch.stdout,
         stderr: watch.stderr,
@@ -562,18 +569,20 @@ struct Watch {
     stdout: Stream,
     stderr: Stream,
     timed_out: bool,
+    cancelled: bool,
 }
 
-/// Pumps stdin, captures stdout/stderr, and kills the whole pid namespace at the deadline.
-fn supervise(
-    pid: libc::pid_t,
+/// The parent's ends of a command's standard streams.
+struct Pipes {
     out: OwnedFd,
     err: OwnedFd,
-    mut stdin: Option<OwnedFd>,
-    input: &[u8],
-    deadline: Instant,
-    cap: usize,
-) -> Result<Watch, Error> {
+    stdin: Option<OwnedFd>,
+}
+
+/// Pumps stdin, captures stdout/stderr, and kills the whole pid namespace at the deadline or
+/// when `cancel` fires (its descriptor is polled with the rest: no wakeups of its own).
+fn supervise(pid: libc::pid_t, pipes: Pipes, input: &[u8], deadline: Instant, cancel: Option<&crate::Cancel>, cap: usize) -> Result<Watch, Error> {
+    let Pipes { out, err, mut stdin } = pipes;
     // SAFETY: pidfd_open on our own child.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
     if pidfd < 0 {
@@ -587,14 +596,20 @@ fn supervise(
     let mut written = 0usize;
     let mut exited = false;
     let mut timed_out = false;
+    let mut cancelled = false;
     let mut grace: Option<Instant> = None;
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let now = Instant::now();
-        if !exited && !timed_out && now >= deadline {
+        let running = !exited && !timed_out && !cancelled;
+        if running && now >= deadline {
             // SAFETY: SIGKILL to our child, pid 1 of its namespace: the kernel kills the rest.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             timed_out = true;
+        } else if running && cancel.is_some_and(crate::Cancel::is_cancelled) {
+            // SAFETY: as above.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            cancelled = true;
         }
         if exited && open.iter().all(Option::is_none) {
             break;
@@ -620,7 +635,21 @@ fn supervise(
             fds.push(libc::pollfd { fd: w.as_raw_fd(), events: libc::POLLOUT, revents: 0 });
             kinds.push(3);
         }
-        let until = if exited { grace.unwrap_or(now) } else if timed_out { now + Duration::from_secs(5) } else { deadline };
+        if let Some(c) = cancel
+            && !exited
+            && !timed_out
+            && !cancelled
+        {
+            fds.push(libc::pollfd { fd: c.fd(), events: libc::POLLIN, revents: 0 });
+            kinds.push(4);
+        }
+        let until = if exited {
+            grace.unwrap_or(now)
+        } else if timed_out || cancelled {
+            now + Duration::from_secs(5)
+        } else {
+            deadline
+        };
         let wait = until.saturating_duration_since(now).as_millis().min(1000) as libc::c_int;
         // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait.max(1)) };
@@ -652,6 +681,8 @@ fn supervise(
                     exited = true;
                     grace = Some(Instant::now() + Duration::from_millis(500));
                 }
+                // The handle fired: the top of the loop kills.
+                4 => {}
                 _ => {
                     let rest = input.get(written..).unwrap_or_default();
                     let r = if rest.is_empty() {
@@ -671,7 +702,7 @@ fn supervise(
         }
     }
     let [o, e] = caps;
-    Ok(Watch { stdout: o.finish(), stderr: e.finish(), timed_out })
+    Ok(Watch { stdout: o.finish(), stderr: e.finish(), timed_out, cancelled })
 }
 
 fn not_found(spec: &Spec, started: Instant) -> Run {

@@ -79,6 +79,8 @@ pub struct Spec {
     pub stdin: Vec<u8>,
     /// The lowest Landlock ABI the caller accepts; below it the run is refused.
     pub min_landlock_abi: u32,
+    /// Stops the run when fired (none: it runs to its end or its timeout).
+    pub cancel: Option<crate::Cancel>,
 }
 
 impl Spec {
@@ -94,6 +96,7 @@ impl Spec {
             limits: Limits::default(),
             stdin: Vec::new(),
             min_landlock_abi: 1,
+            cancel: None,
         }
     }
 }

@@ -82,6 +82,7 @@ pub fn outcome(of: &Entry, refers_to: u64, exit_code: i32, duration_ms: f64, den
         exit_code: Some(exit_code),
         signal: None,
         timed_out: false,
+        cancelled: false,
         duration_ms,
         denials: (0..denials)
             .map(|i| DenialRec { op: String::from("fs.write"), target: format!("/etc/x{i}"), source: String::from("landlock") })

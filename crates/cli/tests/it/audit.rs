@@ -46,7 +46,7 @@ fn log(name: &str) -> (PathBuf, Vec<Receipt>) {
     ran.kind = Kind::Outcome;
     ran.decision = None;
     ran.refers_to = Some(first.seq);
-    ran.outcome = Some(OutcomeRec { ran: true, exit_code: Some(2), signal: None, timed_out: false, duration_ms: 40.0, denials: Vec::new(), refused: None });
+    ran.outcome = Some(OutcomeRec { ran: true, exit_code: Some(2), signal: None, timed_out: false, cancelled: false, duration_ms: 40.0, denials: Vec::new(), refused: None });
     let receipts = vec![first, log.append(&ran).unwrap(), log.append(&entry("eve", "rm -rf /", "deny")).unwrap(), log.append(&entry("bob", "ls", "allow")).unwrap()];
     (path, receipts)
 }

@@ -12,8 +12,12 @@ use crate::support::{repo, tempdir, warden};
 /// A server on the other end of a pipe, answering line by line.
 struct Server {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    /// The workspace it serves.
+    ws: std::path::PathBuf,
+    /// Its audit log, unless the test named one.
+    log: std::path::PathBuf,
 }
 
 impl Server {
@@ -26,6 +30,13 @@ impl Server {
     }
 
     fn start_with(policy: &std::path::Path, extra: &[&std::ffi::OsStr]) -> Server {
+        let mut s = Server::spawn(policy, extra);
+        s.initialize();
+        s
+    }
+
+    /// A server not initialised yet.
+    fn spawn(policy: &std::path::Path, extra: &[&std::ffi::OsStr]) -> Server {
         let ws = tempdir("mcp-raw");
         std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
         let home = tempdir("mcp-home");
@@ -56,26 +67,60 @@ impl Server {
                 }
             }
         });
-        let mut s = Server { child, stdin, lines };
-        let init = s.request(
+        Server { child, stdin: Some(stdin), lines, ws, log }
+    }
+
+    fn initialize(&mut self) {
+        let init = self.request(
             1,
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#,
         );
         assert_eq!(init["result"]["serverInfo"]["name"], "warden", "{init}");
-        s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        s
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     }
 
     fn send(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the server's stdin.
+    fn hang_up(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Every line until the one answering `id` (a minute at most).
+    fn lines_until(&mut self, id: serde_json::Value) -> Vec<serde_json::Value> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self.lines.recv_timeout(std::time::Duration::from_secs(60)).expect("no answer within a minute");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            let done = v["id"] == id;
+            seen.push(v);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// Waits (`secs` at most) for the server to exit; whether it did.
+    fn exits_within(&mut self, secs: u64) -> bool {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while std::time::Instant::now() < end {
+            if self.child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
     }
 
     /// The next message answering `id` (messages for other ids in between are skipped, at most 20).
     fn answer(&mut self, id: serde_json::Value) -> serde_json::Value {
         for _ in 0..20 {
-            let line = self.lines.recv().expect("the server closed its stdout");
+            let line = self.lines.recv_timeout(std::time::Duration::from_secs(120)).expect("no answer within two minutes");
             let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
             if v["id"] == id {
                 return v;
@@ -157,6 +202,31 @@ fn malformed_input_gets_json_rpc_errors_and_the_server_goes_on() {
     assert!(s.request(13, r#"{"jsonrpc":"2.0","id":13,"method":"ping"}"#)["result"].is_object());
     let v = s.call(14, "read_file", r#"{"path": "a.txt"}"#);
     assert_eq!(v["result"]["structuredContent"]["result"]["content"], "alpha\n", "{v}");
+}
+
+/// Regression (red team): a notification before `initialize` ended the server ("expect
+/// initialized request"); requests with an id that is not a string or a number got no answer;
+/// a bad `logging/setLevel` got -32601; `initialize` without `protocolVersion` a message about
+/// `_meta`.
+#[test]
+fn protocol_errors_get_the_codes_the_spec_says() {
+    let mut s = Server::spawn(&repo().join("policies/full-auto.policy"), &[]);
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let v = s.request(1, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#);
+    assert_eq!(error_code(&v), -32602, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("protocolVersion"), "{v}");
+    s.initialize();
+    for id in [r#"{"a":1}"#, "null", "true", "[1]"] {
+        s.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        let v = s.answer(serde_json::Value::Null);
+        assert_eq!(error_code(&v), -32600, "id {id}: {v}");
+    }
+    for params in [r#"{"level":"loud"}"#, "{}"] {
+        let v = s.request(3, &format!(r#"{{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{params}}}"#));
+        assert_eq!(error_code(&v), -32602, "{params}: {v}");
+    }
+    assert!(s.request(4, r#"{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"debug"}}"#)["result"].is_object());
+    assert!(s.request(5, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#)["result"].is_object());
 }
 
 #[test]
@@ -245,13 +315,27 @@ fn a_changed_policy_is_reloaded_and_a_broken_edit_keeps_the_old_one() {
     assert_eq!(verdict(&mut s, 4), "allow");
 }
 
+/// A server process, killed and reaped when dropped (also when the test fails).
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `warden serve --mcp --http 127.0.0.1:0` with `extra` flags; returns it and its address.
-fn http_server(extra: &[&str]) -> (Child, String) {
-    let ws = tempdir("mcp-http");
+fn http_server(extra: &[&str]) -> (Reaped, String) {
+    http_server_in(&tempdir("mcp-http"), extra)
+}
+
+/// [`http_server`] serving the workspace `ws`.
+fn http_server_in(ws: &std::path::Path, extra: &[&str]) -> (Reaped, String) {
     let home = tempdir("mcp-home");
-    let mut child = warden(&ws, &home)
+    let mut child = warden(ws, &home)
         .args(["serve", "--mcp", "--no-reload", "--workspace"])
-        .arg(&ws)
+        .arg(ws)
         .arg("--policy")
         .arg(repo().join("policies/full-auto.policy"))
         .args(["--http", "127.0.0.1:0"])
@@ -265,7 +349,7 @@ fn http_server(extra: &[&str]) -> (Child, String) {
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
     let addr = line.trim().strip_prefix("warden: serving MCP at http://").and_then(|a| a.strip_suffix("/mcp")).unwrap_or_else(|| panic!("{line}"));
-    (child, addr.to_string())
+    (Reaped(child), addr.to_string())
 }
 
 /// One HTTP/1.1 POST of an `initialize` request; the status code and the response text.
@@ -290,15 +374,13 @@ fn http_with_a_token_answers_401_without_it() {
     let dir = tempdir("mcp-token");
     let token = dir.join("token");
     std::fs::write(&token, "s3cret-token\n").unwrap();
-    let (mut child, addr) = http_server(&["--token-file", token.to_str().unwrap()]);
+    let (_server, addr) = http_server(&["--token-file", token.to_str().unwrap()]);
     assert_eq!(post_initialize(&addr, None).0, 401);
     assert_eq!(post_initialize(&addr, Some("Bearer wrong-token")).0, 401);
     assert_eq!(post_initialize(&addr, Some("Bearer s3cret-token!")).0, 401);
     let (status, text) = post_initialize(&addr, Some("Bearer s3cret-token"));
     assert_eq!(status, 200, "{text}");
     assert!(text.contains(r#""serverInfo":{"name":"warden""#), "{text}");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
@@ -374,4 +456,120 @@ fn a_long_exec_does_not_hold_back_other_calls() {
     assert_eq!(v["id"], 11, "read_file waited for the exec: {v}");
     let v = s.answer(10.into());
     assert_eq!(v["result"]["structuredContent"]["stdout"]["text"], "slept\n", "{v}");
+}
+
+/// The outcome records of `exec` in an audit log.
+fn exec_outcomes(log: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let entries = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    entries.filter(|e| e["tool"] == "exec" && e["outcome"].is_object()).map(|e| e["outcome"].clone()).collect()
+}
+
+/// Regression (red team): `notifications/cancelled` left the command running; it made its
+/// marker, was audited as run, and its result was sent.
+#[test]
+fn a_cancelled_exec_is_killed_audited_as_cancelled_and_not_answered() {
+    let mut s = Server::start("full-auto.policy");
+    let started = std::time::Instant::now();
+    s.send(r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 3; touch cancelled-marker"}}}"#);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":20,"reason":"user cancelled"}}"#);
+    // Past the command's own end: it would have made the marker by now.
+    std::thread::sleep(std::time::Duration::from_secs(4).saturating_sub(started.elapsed()) + std::time::Duration::from_millis(1500));
+    assert!(!s.ws.join("cancelled-marker").exists(), "the cancelled command ran to its end");
+    s.send(r#"{"jsonrpc":"2.0","id":21,"method":"ping"}"#);
+    let seen = s.lines_until(21.into());
+    assert!(seen.iter().all(|v| v["id"] != 20), "the cancelled call was answered: {seen:?}");
+    let outcomes = exec_outcomes(&s.log);
+    let last = outcomes.last().expect("an exec outcome is recorded");
+    assert_eq!(last["cancelled"], true, "{last}");
+}
+
+/// Regression (red team): with stdin closed, the server lived on until a running command ended.
+#[test]
+fn closing_stdin_cancels_a_running_exec_and_the_server_exits() {
+    let mut s = Server::start("full-auto.policy");
+    s.send(r#"{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 60"}}}"#);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let closed = std::time::Instant::now();
+    s.hang_up();
+    assert!(s.exits_within(20), "the server outlived its stdin by 20 s");
+    eprintln!("exited {:.1} s after stdin closed", closed.elapsed().as_secs_f64());
+    assert!(closed.elapsed() < std::time::Duration::from_secs(3), "the server took {:?} to exit", closed.elapsed());
+    let outcomes = exec_outcomes(&s.log);
+    assert_eq!(outcomes.last().map(|o| o["cancelled"].clone()), Some(true.into()), "{outcomes:?}");
+}
+
+/// One HTTP/1.1 request to `/mcp` (30 s at most); the status code and the response text.
+fn http_request(addr: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    use std::io::Read;
+    let mut head = format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()));
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, response)
+}
+
+/// An initialized HTTP session on `addr`: its `Mcp-Session-Id`.
+fn http_session(addr: &str) -> String {
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#;
+    let (status, text) = http_request(addr, "POST", &[], init);
+    assert_eq!(status, 200, "{text}");
+    let sid = text.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|_| l[15..].trim().to_string()));
+    let sid = sid.unwrap_or_else(|| panic!("no session id: {text}"));
+    let headers = [("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    let (status, text) = http_request(addr, "POST", &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(status, 202, "{text}");
+    sid
+}
+
+/// Regression (red team): ending an HTTP session (DELETE) left its running exec running.
+#[test]
+fn ending_an_http_session_cancels_its_running_exec() {
+    let ws = tempdir("mcp-http-delete");
+    let (_server, addr) = http_server_in(&ws, &[]);
+    let sid = http_session(&addr);
+    let started = std::time::Instant::now();
+    let call = {
+        let (addr, sid) = (addr.clone(), sid.clone());
+        std::thread::spawn(move || {
+            let headers = [("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+            let body = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 3; touch http-marker"}}}"#;
+            http_request(&addr, "POST", &headers, body)
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let (status, text) = http_request(&addr, "DELETE", &[("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")], "");
+    assert!((200..300).contains(&status), "{text}");
+    std::thread::sleep(std::time::Duration::from_secs(4).saturating_sub(started.elapsed()) + std::time::Duration::from_millis(1500));
+    assert!(!ws.join("http-marker").exists(), "the exec of the ended session ran to its end");
+    let _ = call.join();
+}
+
+/// Regression (red team): a request from any web page's Origin was served (the spec says a
+/// server MUST validate Origin and answer 403 to one that is not allowed); a session DELETE
+/// answered 202, where the Python SDK expects 200 or 204.
+#[test]
+fn http_refuses_a_foreign_origin_and_a_delete_answers_200() {
+    let (_server, addr) = http_server(&[]);
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#;
+    for origin in ["http://evil.example.com", "null", "http://127.0.0.1:1", &format!("https://127.0.0.1:{port}"), &format!("http://127.0.0.1:{port}.evil.example")] {
+        let (status, text) = http_request(&addr, "POST", &[("Origin", origin)], init);
+        assert_eq!(status, 403, "{origin}: {text}");
+    }
+    for origin in [format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")] {
+        let (status, text) = http_request(&addr, "POST", &[("Origin", &origin)], init);
+        assert_eq!(status, 200, "{origin}: {text}");
+    }
+    let sid = http_session(&addr);
+    let (status, text) = http_request(&addr, "DELETE", &[("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")], "");
+    assert_eq!(status, 200, "{text}");
 }

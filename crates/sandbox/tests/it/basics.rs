@@ -89,6 +89,30 @@ fn timeout_kills_the_tree() {
 }
 
 #[test]
+fn cancel_kills_the_tree_and_a_cancelled_run_does_not_start() {
+    let t = TempDir::new("cancel");
+    let mut spec = sh(t.path(), "trap '' TERM; sleep 30 & sleep 30; touch after");
+    let cancel = warden_sandbox::Cancel::new().unwrap();
+    spec.cancel = Some(cancel.clone());
+    let firing = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        cancel.cancel();
+    });
+    let run = warden_sandbox::run(&spec).unwrap();
+    firing.join().unwrap();
+    assert!(run.cancelled && !run.timed_out, "{run:?}");
+    assert_eq!(run.signal.as_deref(), Some("SIGKILL"));
+    assert!(run.duration_ms < 5000.0, "{run:?}");
+    // Fired before the run: nothing starts.
+    let mut spec = sh(t.path(), "touch started");
+    let cancel = warden_sandbox::Cancel::new().unwrap();
+    cancel.cancel();
+    spec.cancel = Some(cancel);
+    assert!(matches!(warden_sandbox::run(&spec), Err(warden_sandbox::Error::Cancelled)));
+    assert!(!t.path().join("started").exists() && !t.path().join("after").exists());
+}
+
+#[test]
 fn missing_program_is_127() {
     let t = TempDir::new("missing");
     let mut spec = sh(t.path(), "");
