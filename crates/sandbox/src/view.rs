@@ -38,8 +38,9 @@ use crate::{Error, idmap};
 /// Mounts a run can move from beneath its scratch directories, at most.
 pub(crate) const MAX_SLOTS: usize = 32;
 
-/// Views a process keeps (the oldest goes first).
-const MAX_VIEWS: usize = 8;
+/// Views (and views seen once) a process keeps; the least recently used goes first. Each
+/// kept view is a sleeping template process holding its namespaces.
+const MAX_VIEWS: usize = 16;
 
 /// `LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET`.
 const SCOPE_ABSTRACT_UNIX: u64 = 1;
@@ -137,7 +138,12 @@ pub(crate) fn get(plan: &Plan, network: bool, scoped: u64, root: bool) -> Option
     let mut views = VIEWS.lock().unwrap_or_else(|e| e.into_inner());
     let at = views.iter().position(|e| e.key == key);
     let entry = match at {
-        Some(i) => views.get_mut(i)?,
+        // The least recently used view goes first when the list is full: a hit moves to the end.
+        Some(i) => {
+            let hit = views.remove(i);
+            views.push(hit);
+            views.last_mut()?
+        }
         None => {
             if views.len() >= MAX_VIEWS {
                 views.remove(0);
