@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod broken;
+mod combine;
 mod differential;
 mod fmt;
 mod parse;
