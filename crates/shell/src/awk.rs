@@ -103,15 +103,10 @@ pub(crate) fn dangerous(argv: &[Word]) -> bool {
             let needs_value = matches!(kind, Long::Source | Long::File | Long::Value);
             let value = match inline {
                 Some(v) => Some(v),
-                None if needs_value => {
-                    let v = argv.get(i);
-                    i += 1;
-                    match v {
-                        Some(v) if !v.known => return true,
-                        Some(v) => Some(v.text.as_str()),
-                        None => None,
-                    }
-                }
+                None if needs_value => match crate::words::option_value(argv, &mut i) {
+                    Ok(v) => v,
+                    Err(_) => return true,
+                },
                 None => None,
             };
             match kind {
@@ -127,12 +122,9 @@ pub(crate) fn dangerous(argv: &[Word]) -> bool {
             let rest = cluster.get(k + c.len_utf8()..).unwrap_or_default();
             if SHORT_VALUE.contains(c) {
                 let value = if rest.is_empty() {
-                    let v = argv.get(i);
-                    i += 1;
-                    match v {
-                        Some(v) if !v.known => return true,
-                        Some(v) => Some(v.text.as_str()),
-                        None => None,
+                    match crate::words::option_value(argv, &mut i) {
+                        Ok(v) => v,
+                        Err(_) => return true,
                     }
                 } else {
                     Some(rest)

@@ -69,16 +69,13 @@ pub(crate) fn command(argv: &[Word]) -> Sed {
             };
             let value = match (value, inline) {
                 (true, Some(v)) => Some(v),
-                (true, None) => {
-                    i += 1;
-                    match argv.get(i - 1) {
-                        Some(v) if !v.known => {
-                            out.dangerous = true;
-                            return out;
-                        }
-                        v => v.map(|v| v.text.as_str()),
+                (true, None) => match crate::words::option_value(argv, &mut i) {
+                    Ok(v) => v,
+                    Err(_) => {
+                        out.dangerous = true;
+                        return out;
                     }
-                }
+                },
                 (false, _) => None,
             };
             match full {
@@ -106,13 +103,12 @@ pub(crate) fn command(argv: &[Word]) -> Sed {
             match c {
                 'e' | 'f' | 'l' => {
                     let value = if rest.is_empty() {
-                        i += 1;
-                        match argv.get(i - 1) {
-                            Some(v) if !v.known => {
+                        match crate::words::option_value(argv, &mut i) {
+                            Ok(v) => v,
+                            Err(_) => {
                                 out.dangerous = true;
                                 return out;
                             }
-                            v => v.map(|v| v.text.as_str()),
                         }
                     } else {
                         Some(rest)

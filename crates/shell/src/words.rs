@@ -455,3 +455,18 @@ mod tests {
         assert_eq!(resolve("$(( $(rm x) + 1 ))").subs, vec!["rm x".to_owned()]);
     }
 }
+
+/// The word an option takes as its value, at `argv[*i]` (then `*i` moves past it): `Err` when
+/// it is not known statically (the caller gives up on the command), `Ok(None)` past the end.
+pub(crate) fn option_value<'a>(argv: &'a [Word], i: &mut usize) -> Result<Option<&'a str>, Unknown> {
+    let word = argv.get(*i);
+    *i += 1;
+    match word {
+        Some(w) if !w.known => Err(Unknown),
+        w => Ok(w.map(|w| w.text.as_str())),
+    }
+}
+
+/// A word known only at run time.
+#[derive(Debug)]
+pub(crate) struct Unknown;
