@@ -5,6 +5,7 @@
 use super::argglob::ArgForm;
 use super::exec::{CmdView, Mode, Tri, base_name};
 use super::grants::Tally;
+use super::into::Written;
 use super::judge::{Collector, How, Judge, Judged};
 use super::model::{FsEntry, LayerC, RuleC};
 use super::paths::{Anchors, resolve, with_resolved, with_segments};
@@ -366,6 +367,46 @@ impl<'p> Decider<'p> {
             self.path_word(&word, true, Check::Argument, cwds, cmd);
         }
         self.trees(cmd, cwds);
+        self.written_inside(cmd, cwds);
+    }
+
+    /// What a copy or an extraction writes inside a folder it names (see `into.rs`): a
+    /// source's own name there is judged as if named, and a folder written with names not
+    /// known by the patterns that reach into it.
+    fn written_inside(&mut self, cmd: &SimpleCommand, cwds: &Cwds) {
+        for w in super::into::written(cmd) {
+            match w {
+                Written::Path(path) => self.path_word(&path, true, Check::Argument, cwds, cmd),
+                Written::Folder(dir) => self.folder_written(dir, cwds, cmd),
+            }
+        }
+    }
+
+    /// Judges the ask and deny patterns that reach into the folder `dir` by name, as a write
+    /// of names not known beneath it.
+    fn folder_written(&mut self, dir: &str, cwds: &Cwds, cmd: &SimpleCommand) {
+        let relative = !(dir.starts_with('/') || dir.starts_with('~'));
+        if (relative && cwds.unknown) || super::paths::other_home(dir) {
+            return; // judged opaque as an argument already
+        }
+        let folders: Vec<String> = cwds.iter().map(|cwd| resolve(dir, cwd, &self.anchors.home)).collect();
+        for folder in folders {
+            let anchors = &self.anchors;
+            let collect = |layer: &LayerC, c: &mut Collector| {
+                with_segments(&folder, |segs| {
+                    layer.fs_restrict.for_each_entry(|p, e| {
+                        if entry_applies(e, Check::Argument) && p.reaches_into(segs, anchors) {
+                            c.add(e.rule, e.verdict, Tri::Yes);
+                        }
+                    });
+                });
+            };
+            if let Some(j) = self.judge.judge(false, false, collect) {
+                let shown = format!("{}/**", folder.trim_end_matches('/'));
+                let subject = Subject::Path { access: "write", path: shown.clone() };
+                self.push(subject, &|s| s.push_str(&shown), j, Some(cmd.span.clone()));
+            }
+        }
     }
 
     /// A folder read whole (`grep -r x ~`, `tar czf h.tgz /home`) reads the denied paths with a

@@ -26,6 +26,7 @@ mod examples;
 mod exec;
 mod glob;
 mod grants;
+mod into;
 mod judge;
 mod model;
 mod operands;

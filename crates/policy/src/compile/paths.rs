@@ -376,6 +376,60 @@ impl PathPattern {
         }
     }
 
+    /// Whether a path in the folder `dir` (normalised, as segments) or beneath it may match with
+    /// the folder's own name matched by the pattern's anchor folder or by one of its named
+    /// segments, not by `**`: what a write of names not known into `dir` may reach
+    /// (see `into.rs`). `**/.git/hooks/**` reaches into `.git`, `~/.ssh/**` into `~` and
+    /// `/etc/cron.d` into `/`; `**/.env` reaches into no folder in particular (any folder may
+    /// hold one), and the workspace's own patterns do not reach into the workspace itself.
+    pub(crate) fn reaches_into(&self, dir: &[&str], anchors: &Anchors) -> bool {
+        let segs: &[Seg] = &self.segs;
+        let rest = match self.root {
+            Root::Absolute if dir.is_empty() => return matches!(segs.first(), Some(Seg::Word(_))),
+            Root::Absolute => dir,
+            root => {
+                let base = anchors.root(root);
+                match below(dir, base) {
+                    // The folder is the anchor itself: the workspace is where writes go.
+                    Some([]) => return root != Root::Workspace,
+                    Some(rest) => rest,
+                    // The folder holds the anchor (`/`, `/home` for `~/...`).
+                    None => return segments(base).starts_with(dir),
+                }
+            }
+        };
+        // States: (pattern position, whether the last segment was matched by a name).
+        let mut states: Vec<(usize, bool)> = vec![(0, false)];
+        for name in rest {
+            let mut next: Vec<(usize, bool)> = Vec::new();
+            let mut add = |s: (usize, bool)| {
+                if !next.contains(&s) {
+                    next.push(s);
+                }
+            };
+            let mut i = 0;
+            while let Some(&(pos, _)) = states.get(i) {
+                i += 1;
+                match segs.get(pos) {
+                    Some(Seg::Any) => {
+                        add((pos, false));
+                        // `**` may also match no segment.
+                        if !states.contains(&(pos + 1, false)) {
+                            states.push((pos + 1, false));
+                        }
+                    }
+                    Some(Seg::Word(g)) if g.matches(name) => add((pos + 1, true)),
+                    _ => {}
+                }
+            }
+            states = next;
+            if states.is_empty() {
+                return false;
+            }
+        }
+        states.iter().any(|&(_, named)| named)
+    }
+
     /// The pattern as an absolute glob for grants.
     pub(crate) fn expand(&self, anchors: &Anchors) -> String {
         let mut s = match self.root {

@@ -9,3 +9,4 @@ mod parse;
 mod decide;
 mod layers;
 mod props;
+mod written;
