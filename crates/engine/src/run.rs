@@ -32,7 +32,7 @@ pub struct RunOptions {
     /// Paths no sandbox may show, whatever the grants say (the audit log): denied outright.
     pub protect: Vec<std::path::PathBuf>,
     /// Stops the run when fired: a command not started yet does not start, a running one is
-    /// killed and reported `cancelled` (native sandbox; the WASI backend runs to its end).
+    /// killed and reported `cancelled` (the WASI backend: stopped within about 30 ms).
     pub cancel: Option<warden_sandbox::Cancel>,
 }
 

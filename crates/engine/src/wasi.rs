@@ -135,7 +135,11 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
         },
         network: false,
     };
-    let mut run = client(env).run(&call).map_err(|e| RunError::Unenforceable(e.to_string()))?;
+    let cancelled = || opts.cancel.as_ref().is_some_and(warden_sandbox::Cancel::is_cancelled);
+    if cancelled() {
+        return Err(RunError::Sandbox(warden_sandbox::Error::Cancelled));
+    }
+    let mut run = client(env).run_until(&call, &cancelled).map_err(|e| RunError::Unenforceable(e.to_string()))?;
     crate::run::swept(&mut run, &missing);
     if let Some(before) = &repos {
         crate::newrepo::report(&mut run, before, env);

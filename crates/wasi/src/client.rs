@@ -10,7 +10,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use warden_feedback::Run;
 
@@ -19,6 +19,9 @@ use crate::{Call, Error};
 
 /// How long past a call's own timeout the helper may take to answer before it is killed.
 pub const GRACE: Duration = Duration::from_secs(10);
+
+/// How often a waiting call asks whether it was cancelled.
+pub const POLL: Duration = Duration::from_millis(20);
 
 /// Who waits for which answer; `None` once the helper's stdout has ended.
 type Waiting = Arc<Mutex<Option<HashMap<u64, SyncSender<Result<Run, String>>>>>>;
@@ -84,6 +87,15 @@ impl Client {
     /// [`Error::Helper`]: it is missing, cannot start, exited, or did not answer within the
     /// call's timeout and its grace ([`GRACE`]; it is then killed, and every run in it ends).
     pub fn run(&self, call: &Call) -> Result<Run, Error> {
+        self.run_until(call, &|| false)
+    }
+
+    /// [`Client::run`], asking the helper to stop the run once `cancelled` says so (asked
+    /// every [`POLL`]): the run then ends `cancelled`, within a tick of the helper's clock.
+    ///
+    /// # Errors
+    /// As [`Client::run`].
+    pub fn run_until(&self, call: &Call, cancelled: &dyn Fn() -> bool) -> Result<Run, Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::sync_channel(1);
         let line = serde_json::to_string(&Request { id, call: call.clone() })
@@ -104,13 +116,35 @@ impl Client {
                 return Err(Error::Helper(format!("cannot send it the call: {e}")));
             }
         }
-        match rx.recv_timeout(call.limits.timeout.saturating_add(self.grace)) {
-            Ok(result) => result.map_err(Error::Relayed),
-            Err(RecvTimeoutError::Disconnected) => Err(Error::Helper("it exited before answering".into())),
-            Err(RecvTimeoutError::Timeout) => {
-                *lock(&self.helper) = None;
-                Err(Error::Helper(format!("no answer within the timeout and {:?} more: it was killed", self.grace)))
+        let deadline = Instant::now() + call.limits.timeout.saturating_add(self.grace);
+        let mut asked = false;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(if asked { left } else { left.min(POLL) }) {
+                Ok(result) => return result.map_err(Error::Relayed),
+                Err(RecvTimeoutError::Disconnected) => return Err(Error::Helper("it exited before answering".into())),
+                Err(RecvTimeoutError::Timeout) if Instant::now() >= deadline => {
+                    *lock(&self.helper) = None;
+                    return Err(Error::Helper(format!("no answer within the timeout and {:?} more: it was killed", self.grace)));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if !asked && cancelled() {
+                        asked = true;
+                        self.cancel(id);
+                    }
+                }
             }
+        }
+    }
+
+    /// Asks the helper to stop run `id`. A helper gone or replaced meanwhile has no such run
+    /// (ids are never reused): the caller still waits for its answer or the end of the helper.
+    fn cancel(&self, id: u64) {
+        let mut helper = lock(&self.helper);
+        if let Some(h) = helper.as_mut()
+            && writeln!(h.stdin, "{{\"cancel\":{id}}}").and_then(|()| h.stdin.flush()).is_err()
+        {
+            *helper = None;
         }
     }
 

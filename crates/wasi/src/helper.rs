@@ -9,11 +9,14 @@
 //!
 //! Protocol: a request is `{"id": N, "call": Call}`; its answer is `{"id": N, "result":
 //! {"Ok": Run}}` or `{"id": N, "result": {"Err": "message"}}`, in the order runs end. Calls
-//! run side by side, one thread each. End of stdin ends the process at once, and every run
+//! run side by side, one thread each. `{"cancel": N}` stops run N within a tick: its answer
+//! then says `cancelled`. End of stdin ends the process at once, and every run
 //! still going with it: the helper never outlives the caller that started it.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +29,12 @@ use crate::{Call, Runner};
 pub(crate) struct Request {
     pub(crate) id: u64,
     pub(crate) call: Call,
+}
+
+/// A control line: stop the run of request `cancel` (ignored once it has ended).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Cancel {
+    pub(crate) cancel: u64,
 }
 
 /// One answer line.
@@ -43,31 +52,48 @@ pub(crate) struct Answer {
 pub fn serve(cache_dir: &Path) -> ! {
     let runner: Arc<Result<Runner, String>> = Arc::new(Runner::new(cache_dir).map_err(|e| e.to_string()));
     let out = Arc::new(Mutex::new(std::io::stdout()));
+    // The cancel flag of each run still going, by request id.
+    let going: Arc<Mutex<HashMap<u64, Arc<AtomicBool>>>> = Arc::default();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let request: Request = match serde_json::from_str(&line) {
             Ok(r) => r,
             Err(e) => {
+                if let Ok(Cancel { cancel }) = serde_json::from_str(&line) {
+                    if let Some(flag) = lock(&going).get(&cancel) {
+                        flag.store(true, Ordering::Relaxed);
+                    }
+                    continue;
+                }
                 eprintln!("warden-wasi: a request that does not parse ({e}): stopping");
                 std::process::exit(2);
             }
         };
-        let (runner, to) = (Arc::clone(&runner), Arc::clone(&out));
+        let (runner, to, ended) = (Arc::clone(&runner), Arc::clone(&out), Arc::clone(&going));
         let id = request.id;
-        let spawned = std::thread::Builder::new()
-            .name(format!("warden-wasi-{id}"))
-            .spawn(move || answer(&to, id, run(&runner, request.call)));
+        let flag = Arc::new(AtomicBool::new(false));
+        lock(&going).insert(id, Arc::clone(&flag));
+        let spawned = std::thread::Builder::new().name(format!("warden-wasi-{id}")).spawn(move || {
+            let result = run(&runner, request.call, flag);
+            lock(&ended).remove(&id);
+            answer(&to, id, result);
+        });
         if let Err(e) = spawned {
+            lock(&going).remove(&id);
             answer(&out, id, Err(format!("cannot start a thread for the run: {e}")));
         }
     }
     std::process::exit(0)
 }
 
-fn run(runner: &Result<Runner, String>, call: Call) -> Result<Run, String> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn run(runner: &Result<Runner, String>, call: Call, cancel: Arc<AtomicBool>) -> Result<Run, String> {
     let runner = runner.as_ref().map_err(|e| format!("the WASI runtime cannot start: {e}"))?;
     let spec = call.spec().map_err(|e| e.to_string())?;
-    runner.run(&spec).map_err(|e| e.to_string())
+    runner.run_cancellable(&spec, cancel).map_err(|e| e.to_string())
 }
 
 fn answer(out: &Mutex<std::io::Stdout>, id: u64, result: Result<Run, String>) {
@@ -75,7 +101,7 @@ fn answer(out: &Mutex<std::io::Stdout>, id: u64, result: Result<Run, String>) {
         Ok(l) => l,
         Err(e) => format!("{{\"id\":{id},\"result\":{{\"Err\":\"the answer cannot be encoded: {}\"}}}}", e.to_string().replace(['"', '\\'], "'")),
     };
-    let mut out = out.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut out = lock(out);
     // The caller gone: the next read of stdin ends the process.
     let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }

@@ -36,7 +36,7 @@ mod spec;
 
 pub use cache::Fetched;
 pub use error::Error;
-pub use client::{Client, GRACE};
+pub use client::{Client, GRACE, POLL};
 pub use helper::serve;
 pub use image::{BUILT_IN, DefaultGrants, Image, Manifest, image, manifest};
 pub use runner::{MAX_MEMORY, POOL_SLOTS, Runner, TICK};

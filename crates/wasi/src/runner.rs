@@ -3,14 +3,15 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::mpsc;
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use warden_feedback::{Denial, DenialSource, Run, SandboxInfo};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, InstancePre, Linker, Module, PoolingAllocationConfig,
-    ResourceLimiter, Store, Trap,
+    ResourceLimiter, Store, Trap, UpdateDeadline,
 };
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
@@ -176,6 +177,15 @@ impl Runner {
     /// [`Error::UnknownTool`], [`Error::GuestPath`], [`Error::Preopen`] for a directory that
     /// cannot be opened, and compile, cache or instantiation errors.
     pub fn run(&self, spec: &Spec) -> Result<Run, Error> {
+        self.run_cancellable(spec, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// [`Runner::run`], stopped within a tick ([`TICK`]) of `cancel` becoming true: the run
+    /// then ends `cancelled`, with what the tool wrote so far.
+    ///
+    /// # Errors
+    /// As [`Runner::run`].
+    pub fn run_cancellable(&self, spec: &Spec, cancel: Arc<AtomicBool>) -> Result<Run, Error> {
         if spec.network {
             return Err(Error::NetworkNotSupported);
         }
@@ -208,9 +218,17 @@ impl Runner {
         store.limiter(|s| &mut s.limiter);
         let instantiate_err = |e: wasmtime::Error| Error::Instantiate { image: spec.image.name().to_string(), reason: format!("{e:#}") };
         store.set_fuel(spec.limits.fuel.unwrap_or(u64::MAX)).map_err(instantiate_err)?;
+        // Checked at every tick: the call's cancel flag first, then the wall timeout.
         let ticks = spec.limits.timeout.as_nanos().div_ceil(TICK.as_nanos().max(1)) + 1;
-        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
-        store.epoch_deadline_trap();
+        let mut left = u64::try_from(ticks).unwrap_or(u64::MAX);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Cancelled.into());
+            }
+            left = left.saturating_sub(1);
+            Ok(if left == 0 { UpdateDeadline::Interrupt } else { UpdateDeadline::Continue(1) })
+        });
 
         let start = Instant::now();
         let result = pre.instantiate(&mut store).and_then(|instance| {
@@ -233,6 +251,7 @@ impl Runner {
                 let end = classify(&e, refused, spec);
                 run.exit_code = end.exit_code;
                 run.timed_out = end.timed_out;
+                run.cancelled = end.cancelled;
                 if let Some(note) = end.note {
                     stderr.push(format!("\nwarden: {}\n", note.1).as_bytes());
                     notes.push(note.0);
@@ -279,19 +298,35 @@ impl Runner {
     }
 }
 
+/// What the tick callback stops a cancelled run with.
+#[derive(Debug)]
+struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the call was cancelled")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
 /// How a run that did not return from `_start` ended.
 struct End {
     exit_code: Option<i32>,
     timed_out: bool,
+    cancelled: bool,
     /// (for `sandbox.notes`, for the end of stderr)
     note: Option<(String, String)>,
     denial: Option<Denial>,
 }
 
 fn classify(e: &wasmtime::Error, refused: Option<usize>, spec: &Spec) -> End {
-    let mut end = End { exit_code: None, timed_out: false, note: None, denial: None };
+    let mut end = End { exit_code: None, timed_out: false, cancelled: false, note: None, denial: None };
     if let Some(exit) = e.downcast_ref::<I32Exit>() {
         end.exit_code = Some(exit.0);
+    } else if e.downcast_ref::<Cancelled>().is_some() {
+        end.cancelled = true;
+        end.note = Some((String::from("cancelled"), String::from("the tool was stopped: the call was cancelled")));
     } else if let Some(wanted) = refused {
         let limit = spec.limits.memory_bytes.min(MAX_MEMORY);
         end.note = Some((

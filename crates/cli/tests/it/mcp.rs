@@ -485,6 +485,37 @@ fn a_cancelled_exec_is_killed_audited_as_cancelled_and_not_answered() {
     assert_eq!(last["cancelled"], true, "{last}");
 }
 
+/// A cancelled call on the WASI backend ran its tool to its end (or its timeout): the helper
+/// now stops it at its next clock tick.
+#[test]
+fn a_cancelled_wasi_exec_is_stopped_and_audited_as_cancelled() {
+    let dir = tempdir("mcp-wasi-cancel");
+    let policy = dir.join("p.policy");
+    let text = "version 1\ndefault deny\n\ntier read: allow {\n    exec cat\n    fs read \"${workspace}/**\"\n    sandbox wasi image toolbox\n    limits { timeout 20s }\n}\n";
+    std::fs::write(&policy, text).unwrap();
+    let mut s = Server::start_at(&policy);
+    // 64 MiB of zeros taking no disk, read 400 times: far past the timeout.
+    std::fs::File::create(s.ws.join("z")).unwrap().set_len(64 << 20).unwrap();
+    let argv: Vec<&str> = std::iter::once("cat").chain(std::iter::repeat_n("z", 400)).collect();
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 40, "method": "tools/call", "params": {"name": "exec", "arguments": {"argv": argv}}});
+    s.send(&call.to_string());
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":40,"reason":"user cancelled"}}"#);
+    // The outcome is recorded when the run ends: within seconds, not at the 20 s timeout.
+    let asked = std::time::Instant::now();
+    let mut outcomes = exec_outcomes(&s.log);
+    while outcomes.is_empty() && asked.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        outcomes = exec_outcomes(&s.log);
+    }
+    let last = outcomes.last().expect("an exec outcome is recorded");
+    assert!(asked.elapsed() < std::time::Duration::from_secs(5), "the run ended {:?} after the cancel", asked.elapsed());
+    assert_eq!((last["cancelled"].clone(), last["timed_out"].clone()), (true.into(), false.into()), "{last}");
+    s.send(r#"{"jsonrpc":"2.0","id":41,"method":"ping"}"#);
+    let seen = s.lines_until(41.into());
+    assert!(seen.iter().all(|v| v["id"] != 40), "the cancelled call was answered: {seen:?}");
+}
+
 /// Regression (red team): with stdin closed, the server lived on until a running command ended.
 #[test]
 fn closing_stdin_cancels_a_running_exec_and_the_server_exits() {

@@ -100,3 +100,24 @@ fn a_silent_helper_is_killed_after_the_timeout_and_its_grace() {
     assert!(matches!(&err, Error::Helper(m) if m.contains("killed")), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(20), "waited {:?}", started.elapsed());
 }
+
+#[test]
+fn a_cancelled_call_asks_the_helper_to_stop_it_and_gets_its_answer() {
+    let dir = scratch("cancel");
+    // Answers a request only once it was asked to cancel it, with a run that says so.
+    let cancelled = RUN.replace("\"timed_out\":false", "\"timed_out\":false,\"cancelled\":true");
+    let body = format!(
+        "case \"$line\" in *'\"cancel\":'*) id=$(printf '%s' \"$line\" | tr -dc 0-9); printf '{{\"id\":%s,\"result\":{{\"Ok\":{cancelled}}}}}\\n' \"$id\";; esac"
+    );
+    let client = Client::new(&helper(&dir, "cancel", &body), &dir);
+    let asked = Instant::now();
+    let when = asked + Duration::from_millis(200);
+    let run = client.run_until(&call(Duration::from_secs(30)), &|| Instant::now() >= when).unwrap();
+    assert!(run.cancelled, "{run:?}");
+    assert!(asked.elapsed() < Duration::from_secs(5), "{:?}", asked.elapsed());
+    // Not cancelled: the same helper is never asked, and the call waits for its timeout.
+    let silent = Client::new(&helper(&dir, "never", ":"), &dir).with_grace(Duration::from_millis(100));
+    let t = Instant::now();
+    assert!(silent.run_until(&call(Duration::from_millis(300)), &|| false).is_err());
+    assert!(t.elapsed() >= Duration::from_millis(400), "{:?}", t.elapsed());
+}

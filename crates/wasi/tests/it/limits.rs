@@ -1,5 +1,7 @@
 //! Limits: wall timeout, fuel, memory, output, exit codes.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use warden_feedback::DenialSource;
@@ -18,6 +20,26 @@ fn infinite_loop_hits_the_wall_timeout() {
     assert!(r.duration_ms >= 290.0, "{}", r.duration_ms);
     assert!(r.sandbox.notes.iter().any(|n| n.contains("interrupt")), "{:?}", r.sandbox.notes);
     assert!(r.stderr.text.contains("wall timeout"), "{}", r.stderr.text);
+}
+
+#[test]
+fn a_cancelled_run_stops_within_a_tick_and_says_so() {
+    let mut s = spec(&["__spin"], vec![], "/");
+    s.limits.timeout = Duration::from_secs(20);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let t = Instant::now();
+    let r = std::thread::scope(|scope| {
+        let flag = Arc::clone(&cancel);
+        scope.spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            flag.store(true, Ordering::Relaxed);
+        });
+        crate::runner().run_cancellable(&s, Arc::clone(&cancel)).expect("run")
+    });
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(r.cancelled && !r.timed_out, "{r:?}");
+    assert_eq!((r.exit_code, r.signal.as_deref()), (None, None));
+    assert!(r.stderr.text.contains("cancelled"), "{}", r.stderr.text);
 }
 
 #[test]
