@@ -131,7 +131,20 @@ pub fn read_input(path: &str) -> io::Result<Vec<u8>> {
         std::io::stdin().read_to_end(&mut buf)?;
         Ok(buf)
     } else {
+        regular_or_missing(path)?;
         std::fs::read(path)
+    }
+}
+
+/// Refuses a path that is there but is neither a file nor a folder (a FIFO, a socket, a
+/// device): opening one blocks inside the host, where neither the wall timeout nor a cancel
+/// can stop the tool, until the caller gives up on the whole helper.
+pub fn regular_or_missing(path: &str) -> io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !(m.is_file() || m.is_dir()) => {
+            Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file (a FIFO, socket or device is not opened)"))
+        }
+        _ => Ok(()),
     }
 }
 

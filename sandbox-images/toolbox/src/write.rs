@@ -15,7 +15,7 @@ pub fn write(ctx: &mut crate::Ctx, args: &[String]) -> i32 {
         ctx.err(format_args!("reading stdin: {}", fsx::describe(&e)));
         return 1;
     }
-    match std::fs::write(path, &data) {
+    match fsx::regular_or_missing(path).and_then(|()| std::fs::write(path, &data)) {
         Ok(()) => {
             let _ = writeln!(ctx.out, "wrote {} bytes to {path}", data.len());
             0
@@ -37,7 +37,7 @@ pub fn edit(ctx: &mut crate::Ctx, args: &[String]) -> i32 {
         ctx.err("the snippet to replace is empty");
         return 2;
     }
-    let text = match std::fs::read_to_string(path) {
+    let text = match fsx::regular_or_missing(path).and_then(|()| std::fs::read_to_string(path)) {
         Ok(t) => t,
         Err(e) => {
             fsx::report(ctx, path, &e, "fs.read");

@@ -130,3 +130,35 @@ fn unknown_tools_and_bad_guest_paths_are_errors() {
     let e = crate::runner().run(&spec(&["ls"], vec![ro(missing, "/w")], "/w")).unwrap_err();
     assert_eq!(e.code(), "wasi::preopen");
 }
+
+/// Regression: opening a FIFO blocked inside the host, where neither the wall timeout nor a
+/// cancel reaches, until the caller killed the whole helper (and every run in it).
+#[test]
+fn a_fifo_is_refused_not_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), &[("a.txt", "a\n")]);
+    let fifo = dir.path().join("f");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let cases: [&[&str]; 6] =
+        [&["cat", "f"], &["grep", "x", "f"], &["wc", "-l", "f"], &["diff", "f", "a.txt"], &["write", "f"], &["edit", "f", "a", "b"]];
+    for argv in cases {
+        let s = spec(argv, vec![rw(dir.path(), "/work")], "/work");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(run(&s));
+        });
+        let r = match rx.recv_timeout(std::time::Duration::from_secs(10)) {
+            Ok(r) => r,
+            Err(_) => {
+                // Unblock the run (a writer, or a reader, that closes at once; `O_NONBLOCK`:
+                // never blocks here), then fail.
+                use std::os::unix::fs::OpenOptionsExt;
+                let _ = std::fs::OpenOptions::new().write(true).custom_flags(0o4000).open(&fifo);
+                let _ = std::fs::OpenOptions::new().read(true).custom_flags(0o4000).open(&fifo);
+                panic!("{argv:?} blocked on the FIFO");
+            }
+        };
+        assert_ne!(r.exit_code, Some(0), "{argv:?}: {r:?}");
+        assert!(r.stderr.text.contains("not a regular file"), "{argv:?}: {}", r.stderr.text);
+    }
+}
