@@ -182,6 +182,8 @@ pub(crate) struct Stdio {
     pub sync: RawFd,
     /// The error pipe's write end.
     pub err: RawFd,
+    /// Where the seccomp listener is sent (`notify.rs`).
+    pub notify: RawFd,
 }
 
 /// Closes this process's copies of the parent's ends (`close`: then a read sees the end of a
@@ -428,7 +430,17 @@ pub(crate) unsafe fn finish(c: &Child) -> ! {
 
         for (i, prog) in c.programs.iter().enumerate() {
             let fprog = libc::sock_fprog { len: u16::try_from(prog.len()).unwrap_or(0), filter: prog.as_ptr().cast_mut() };
-            check!(c.io.err, libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog), Stage::Seccomp, i);
+            // The first filter's refusals go to a listener, which the parent answers (and
+            // reports: `notify.rs`); this process keeps no copy of it, nor does the command.
+            let flags = if i == 0 { libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u32 } else { 0 };
+            let r = libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &raw const fprog);
+            check!(c.io.err, r, Stage::Seccomp, i);
+            if i == 0 {
+                let listener = r as libc::c_int;
+                check!(c.io.err, crate::notify::send(c.io.notify, listener), Stage::Seccomp, NOTIFY);
+                libc::close(listener);
+                libc::close(c.io.notify);
+            }
         }
         // The last go, under the filters already (their loading and JIT overlap the parent's
         // gate; the wait needs only read, write and exit): the parent's gate passed (its
@@ -439,6 +451,9 @@ pub(crate) unsafe fn finish(c: &Child) -> ! {
         crate::init::run(c)
     }
 }
+
+/// The step a failure to hand the seccomp listener to the parent is reported at.
+const NOTIFY: usize = 100;
 
 /// Creates the Landlock ruleset, adds the plan's rules and restricts the process.
 ///

@@ -29,6 +29,7 @@ mod denials;
 mod idmap;
 mod init;
 mod landlock;
+mod notify;
 mod plan;
 mod prestart;
 mod prestart_child;

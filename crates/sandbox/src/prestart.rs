@@ -21,13 +21,13 @@
 //! shown before the plan arrives. The thread that cloned it waits until the run is over: a
 //! process's parent-death signal follows the thread that made it.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::mpsc;
 use std::sync::{Condvar, Mutex, PoisonError};
 
 use crate::child::{Child, Staging, Stdio};
 use crate::plan::{Plan, Step};
-use crate::spawn::{ChildMemory, Launch, NAMESPACES, Reaper, Started, go, null_stdin, pipe, write_id_maps};
+use crate::spawn::{ChildMemory, Launch, NAMESPACES, Reaper, Started, go, null_stdin, pipe, seqpacket, write_id_maps};
 use crate::{Error, Spec, idmap};
 
 /// At most this many detached trees are passed to a process started ahead.
@@ -72,7 +72,7 @@ pub(crate) struct Prestart {
     _memory: ChildMemory,
     early: Box<Early>,
     ctl: OwnedFd,
-    pipes: Option<(OwnedFd, OwnedFd, OwnedFd, OwnedFd)>,
+    pipes: Option<(OwnedFd, OwnedFd, OwnedFd, OwnedFd, OwnedFd)>,
     root: bool,
     /// Dropped last: the thread that cloned the process then ends.
     _keep: mpsc::Sender<()>,
@@ -152,18 +152,6 @@ pub(crate) fn take() -> Option<Prestart> {
     }
 }
 
-/// A `SOCK_SEQPACKET` pair, close-on-exec: (this side, the process's side).
-fn seqpacket() -> Result<(OwnedFd, OwnedFd), Error> {
-    let mut fds = [0; 2];
-    let kind = libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC;
-    // SAFETY: socketpair fills the two-element array on success.
-    if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) } < 0 {
-        return Err(Error::Io(std::io::Error::last_os_error()));
-    }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 impl Prestart {
     fn make(root: bool, keep: mpsc::Sender<()>) -> Result<Prestart, Error> {
         let (stage, base) = crate::plan::base()?;
@@ -173,6 +161,7 @@ impl Prestart {
         let (errp_r, errp_w) = pipe()?;
         let stdin = null_stdin()?;
         let (ctl, ctl_child) = seqpacket()?;
+        let (notify, notify_child) = seqpacket()?;
         let early = Box::new(Early {
             stdio: Stdio {
                 stdin: stdin.as_raw_fd(),
@@ -180,6 +169,7 @@ impl Prestart {
                 stderr: errp_w.as_raw_fd(),
                 sync: sync_r.as_raw_fd(),
                 err: err_w.as_raw_fd(),
+                notify: notify_child.as_raw_fd(),
             },
             sync_w: sync_w.as_raw_fd(),
             ctl: ctl_child.as_raw_fd(),
@@ -204,10 +194,10 @@ impl Prestart {
             return Err(Error::Namespaces(failed));
         }
         let mut made = Prestart { reaper: Some(Reaper::new(pid)), _memory: memory, early, ctl, pipes: None, root, _keep: keep };
-        drop((sync_r, err_w, out_w, errp_w, stdin, ctl_child));
+        drop((sync_r, err_w, out_w, errp_w, stdin, ctl_child, notify_child));
         write_id_maps(pid, root)?;
         go(&sync_w)?;
-        made.pipes = Some((sync_w, err_r, out_r, errp_r));
+        made.pipes = Some((sync_w, err_r, out_r, errp_r, notify));
         Ok(made)
     }
 
@@ -246,12 +236,12 @@ impl Prestart {
     /// rest of the plan and waits for the last go. The caller keeps `child` and what it points
     /// to, and `self`, alive until the returned process is reaped.
     pub(crate) fn launch(&mut self, child: &Child<'_>, trees: &[RawFd]) -> Result<Started, Error> {
-        let (Some(reaper), Some((sync_w, err_r, out_r, errp_r))) = (self.reaper.take(), self.pipes.take()) else {
+        let (Some(reaper), Some((sync_w, err_r, out_r, errp_r, notify))) = (self.reaper.take(), self.pipes.take()) else {
             return Err(Error::Spec("the process started ahead was already used".into()));
         };
         send(&self.ctl, (&raw const *child) as usize, trees).map_err(Error::Io)?;
         let notes = vec!["sandbox process started ahead, while the policy loaded".to_string()];
-        Ok(Started { reaper, sync_w, err_r, out_r, errp_r, stdin: None, maps: false, notes })
+        Ok(Started { reaper, sync_w, err_r, out_r, errp_r, notify, stdin: None, maps: false, notes })
     }
 }
 

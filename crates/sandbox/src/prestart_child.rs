@@ -4,7 +4,7 @@
 
 use std::os::fd::RawFd;
 
-use crate::child::{Child, errno, finish, pivot, stage, start, steps};
+use crate::child::{Child, finish, pivot, stage, start, steps};
 use crate::prestart::{Early, MAX_TREES};
 
 /// A process started ahead ([`crate::prestart`]): the standard descriptors, the signals, the
@@ -27,7 +27,7 @@ pub(crate) unsafe fn enter(e: &Early) -> ! {
         // long, and a copy of another pipe's write end held meanwhile would keep its reader
         // from ever seeing the end (the parent's own ends of this process's pipes too).
         let io = &e.stdio;
-        let mut keep = [io.stdin, io.stdout, io.stderr, io.sync, io.err, e.ctl];
+        let mut keep = [io.stdin, io.stdout, io.stderr, io.sync, io.err, io.notify, e.ctl];
         close_others(&mut keep);
         start(&[], io, true);
         stage(&e.stage, e.stdio.err);
@@ -67,38 +67,9 @@ unsafe fn close_others(keep: &mut [RawFd]) {
 /// # Safety
 /// `ctl` is a `SOCK_SEQPACKET` socket the parent writes [`crate::prestart`]'s message to.
 unsafe fn receive(ctl: RawFd, trees: &mut [RawFd; MAX_TREES]) -> Option<(*const Child<'static>, usize)> {
-    #[repr(C, align(8))]
-    struct Control([u8; 128]);
-    let mut addr = 0usize;
-    let mut iov = libc::iovec { iov_base: (&raw mut addr).cast(), iov_len: size_of::<usize>() };
-    let mut control = Control([0; 128]);
-    // SAFETY: (the whole block) recvmsg into stack buffers whose sizes we pass; the CMSG_*
-    // helpers only compute addresses inside `control`.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = control.0.len();
-        let got = loop {
-            let r = libc::recvmsg(ctl, &raw mut msg, libc::MSG_CMSG_CLOEXEC);
-            if r >= 0 || errno() != libc::EINTR {
-                break r;
-            }
-        };
-        if got != size_of::<usize>() as isize || addr == 0 || msg.msg_flags & libc::MSG_CTRUNC != 0 {
-            return None;
-        }
-        let mut n = 0;
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        if !cmsg.is_null() && (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-            let bytes = (*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize;
-            n = (bytes / size_of::<RawFd>()).min(trees.len());
-            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-            for (i, slot) in trees.iter_mut().enumerate().take(n) {
-                *slot = data.add(i).read_unaligned();
-            }
-        }
-        Some((addr as *const Child<'static>, n))
-    }
+    let mut addr = [0u8; size_of::<usize>()];
+    // SAFETY: the caller's contract; the buffers are ours.
+    let (got, n) = unsafe { crate::notify::receive_fds(ctl, &mut addr, trees, 0) }?;
+    let addr = usize::from_ne_bytes(addr);
+    (got == size_of::<usize>() && addr != 0).then_some((addr as *const Child<'static>, n))
 }

@@ -1,7 +1,8 @@
 //! The seccomp filter, compiled once in the parent and installed by the child.
 //!
-//! One filter, assembled here: it refuses the kernel attack surface with EPERM (those decisions
-//! are tested against a seccompiler build of the same rules), makes `clone3` and `openat2` fail
+//! One filter, assembled here: it refuses the kernel attack surface (those decisions are tested
+//! against a seccompiler build of the same rules; each refusal goes to the supervisor, which
+//! answers EPERM and reports it, see `notify.rs`), makes `clone3` and `openat2` fail
 //! with ENOSYS (so libc falls back to `clone` and `openat`, whose namespace flags and modes the
 //! filter can see), refuses x32
 //! system call numbers with ENOSYS and kills a process that calls in with another
@@ -204,7 +205,9 @@ fn main_program(network: bool) -> Result<Program, String> {
     if let Some(first) = blocks.first_mut() {
         *first = main;
     }
-    blocks.push(vec![ret(RET_ERRNO | libc::EPERM as u32)]);
+    // Refused through the supervisor (`notify.rs`), which answers EPERM and reports what was
+    // refused; without a listener the kernel answers ENOSYS itself.
+    blocks.push(vec![ret(RET_USER_NOTIF)]);
     let deny = blocks.len() - 1;
     blocks.push(vec![ret(RET_ALLOW)]);
     let allow = blocks.len() - 1;
@@ -273,6 +276,7 @@ const BPF_JGE_K: u16 = 0x35;
 const BPF_RET_K: u16 = 0x06;
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_KILL_PROCESS: u32 = 0x8000_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const RET_ERRNO: u32 = 0x0005_0000;
 
 #[cfg(target_arch = "x86_64")]
@@ -280,10 +284,64 @@ const AUDIT_ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
 const AUDIT_ARCH: u32 = 0xC000_00B7;
 
-/// The name of a refused system call, for denials.
-#[allow(dead_code)]
-pub(crate) fn refused_names() -> impl Iterator<Item = &'static str> {
-    REFUSED.iter().map(|(_, name)| *name)
+/// What a refused system call was, for its denial: `mount`, `socket (AF_INET)`,
+/// `clone (namespace flags 0x10000000)`, `ioctl TIOCSTI`, `chmod (set-id mode 4755)`.
+pub(crate) fn describe(nr: i64, args: &[u64; 6]) -> String {
+    if let Some((_, name)) = REFUSED.iter().find(|(n, _)| *n == nr) {
+        return (*name).to_string();
+    }
+    // The filter reads each of these arguments as 32 bits (see `arg`).
+    let low = |i: usize| args.get(i).map_or(0, |a| *a & 0xffff_ffff);
+    match nr {
+        libc::SYS_socket => format!("socket ({})", family(low(0))),
+        libc::SYS_clone => {
+            let ns = CLONE_NS.iter().fold(0, |m, f| m | f);
+            format!("clone (namespace flags {:#x})", low(0) & ns)
+        }
+        libc::SYS_ioctl => match low(1) {
+            TIOCSTI => "ioctl TIOCSTI".to_string(),
+            TIOCLINUX => "ioctl TIOCLINUX".to_string(),
+            other => format!("ioctl {other:#x}"),
+        },
+        _ => match MODES.iter().find(|(n, _)| *n == nr) {
+            Some((_, i)) => format!("{} (set-id mode {:04o})", mode_call(nr), low(usize::from(*i)) & 0o7777),
+            None => format!("system call {nr}"),
+        },
+    }
+}
+
+/// The name of a mode-checked system call.
+fn mode_call(nr: i64) -> &'static str {
+    match nr {
+        libc::SYS_chmod => "chmod",
+        libc::SYS_fchmod => "fchmod",
+        libc::SYS_fchmodat => "fchmodat",
+        libc::SYS_fchmodat2 => "fchmodat2",
+        libc::SYS_open => "open",
+        libc::SYS_openat => "openat",
+        libc::SYS_creat => "creat",
+        libc::SYS_mknod => "mknod",
+        libc::SYS_mknodat => "mknodat",
+        _ => "system call",
+    }
+}
+
+/// A socket domain's name (`AF_INET`), or its number.
+fn family(domain: u64) -> String {
+    let name = match i32::try_from(domain).unwrap_or(-1) {
+        libc::AF_INET => "AF_INET",
+        libc::AF_INET6 => "AF_INET6",
+        libc::AF_NETLINK => "AF_NETLINK",
+        libc::AF_PACKET => "AF_PACKET",
+        libc::AF_VSOCK => "AF_VSOCK",
+        libc::AF_BLUETOOTH => "AF_BLUETOOTH",
+        libc::AF_ALG => "AF_ALG",
+        libc::AF_CAN => "AF_CAN",
+        libc::AF_XDP => "AF_XDP",
+        libc::AF_KEY => "AF_KEY",
+        _ => return format!("family {domain}"),
+    };
+    name.to_string()
 }
 
 #[cfg(test)]

@@ -41,6 +41,18 @@ pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), Error> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// A `SOCK_SEQPACKET` pair, close-on-exec: (this side, the process's side).
+pub(crate) fn seqpacket() -> Result<(OwnedFd, OwnedFd), Error> {
+    let mut fds = [0; 2];
+    let kind = libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC;
+    // SAFETY: socketpair fills the two-element array on success.
+    if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) } < 0 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
 pub(crate) fn null_stdin() -> Result<OwnedFd, Error> {
     let f = std::fs::File::open("/dev/null").map_err(Error::Io)?;
     Ok(OwnedFd::from(f))
@@ -100,6 +112,7 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
     let (err_r, err_w) = pipe()?;
     let (out_r, out_w) = pipe()?;
     let (errp_r, errp_w) = pipe()?;
+    let (notify, notify_child) = seqpacket()?;
     let (stdin_child, stdin_parent) = if spec.stdin.is_empty() {
         (null_stdin()?, None)
     } else {
@@ -123,6 +136,7 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
             stderr: errp_w.as_raw_fd(),
             sync: sync_r.as_raw_fd(),
             err: err_w.as_raw_fd(),
+            notify: notify_child.as_raw_fd(),
         },
         sync_w: sync_w.as_raw_fd(),
     };
@@ -186,7 +200,7 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
             pid
         }
     };
-    drop((sync_r, err_w, out_w, errp_w, stdin_child, trees));
+    drop((sync_r, err_w, out_w, errp_w, stdin_child, notify_child, trees));
     let reaper = Reaper::new(pid);
     drop(hop_memory);
     let mut notes = Vec::new();
@@ -197,7 +211,7 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
             "mount view prepared once and reused".to_string()
         });
     }
-    let process = Started { reaper, sync_w, err_r, out_r, errp_r, stdin: stdin_parent, maps: view.is_none(), notes };
+    let process = Started { reaper, sync_w, err_r, out_r, errp_r, notify, stdin: stdin_parent, maps: view.is_none(), notes };
     complete(spec, abi, root, started, process, gate)
 }
 
@@ -223,6 +237,8 @@ pub(crate) struct Started {
     pub err_r: OwnedFd,
     pub out_r: OwnedFd,
     pub errp_r: OwnedFd,
+    /// Where the child sends its seccomp listener (`notify.rs`).
+    pub notify: OwnedFd,
     pub stdin: Option<OwnedFd>,
     /// Its id maps are still to be written, then the first go given.
     pub maps: bool,
@@ -232,7 +248,7 @@ pub(crate) struct Started {
 /// The rest of a run once its process is started: the id maps if still to be written, the
 /// gate, the last go, then the run supervised to its end and reported.
 fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Started, gate: &mut dyn FnMut() -> Result<(), String>) -> Result<Run, Error> {
-    let Started { mut reaper, sync_w, err_r, out_r, errp_r, stdin: stdin_parent, maps, notes } = process;
+    let Started { mut reaper, sync_w, err_r, out_r, errp_r, notify, stdin: stdin_parent, maps, notes } = process;
     let pid = reaper.pid;
     if maps {
         write_id_maps(pid, root)?;
@@ -273,8 +289,12 @@ fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Starte
         }
     }
 
+    // Sent before the child waited for its last go: here now that the command has started.
+    let listener = crate::notify::receive(&notify);
+    drop(notify);
     let deadline = started + spec.limits.timeout;
-    let watch = supervise(pid, Pipes { out: out_r, err: errp_r, stdin: stdin_parent }, &spec.stdin, deadline, spec.cancel.as_ref(), spec.limits.output_bytes)?;
+    let pipes = Pipes { out: out_r, err: errp_r, stdin: stdin_parent, listener };
+    let watch = supervise(pid, pipes, &spec.stdin, deadline, spec.cancel.as_ref(), spec.limits.output_bytes)?;
     let init = reaper.wait();
     // The command's own status, as its init saw it; the init's when it was killed first.
     let status = match read_failure(&err_r) {
@@ -308,7 +328,8 @@ fn complete(spec: &Spec, abi: u32, root: bool, started: Instant, process: Starte
             notes,
         },
     };
-    run.denials = denials::infer(spec, &run);
+    run.denials = watch.refusals.denials();
+    run.denials.extend(denials::infer(spec, &run));
     Ok(run)
 }
 
@@ -570,6 +591,7 @@ struct Watch {
     stderr: Stream,
     timed_out: bool,
     cancelled: bool,
+    refusals: crate::notify::Refusals,
 }
 
 /// The parent's ends of a command's standard streams.
@@ -577,12 +599,15 @@ struct Pipes {
     out: OwnedFd,
     err: OwnedFd,
     stdin: Option<OwnedFd>,
+    /// The seccomp listener, answered as its notifications come (`notify.rs`).
+    listener: Option<OwnedFd>,
 }
 
 /// Pumps stdin, captures stdout/stderr, and kills the whole pid namespace at the deadline or
 /// when `cancel` fires (its descriptor is polled with the rest: no wakeups of its own).
 fn supervise(pid: libc::pid_t, pipes: Pipes, input: &[u8], deadline: Instant, cancel: Option<&crate::Cancel>, cap: usize) -> Result<Watch, Error> {
-    let Pipes { out, err, mut stdin } = pipes;
+    let Pipes { out, err, mut stdin, mut listener } = pipes;
+    let mut refusals = crate::notify::Refusals::default();
     // SAFETY: pidfd_open on our own child.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
     if pidfd < 0 {
@@ -643,6 +668,10 @@ fn supervise(pid: libc::pid_t, pipes: Pipes, input: &[u8], deadline: Instant, ca
             fds.push(libc::pollfd { fd: c.fd(), events: libc::POLLIN, revents: 0 });
             kinds.push(4);
         }
+        if let Some(l) = &listener {
+            fds.push(libc::pollfd { fd: l.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+            kinds.push(5);
+        }
         let until = if exited {
             grace.unwrap_or(now)
         } else if timed_out || cancelled {
@@ -683,6 +712,14 @@ fn supervise(pid: libc::pid_t, pipes: Pipes, input: &[u8], deadline: Instant, ca
                 }
                 // The handle fired: the top of the loop kills.
                 4 => {}
+                // A refused system call waits for its answer; hung up: no process is left
+                // under the filter.
+                5 => {
+                    let answered = pfd.revents & libc::POLLIN != 0 && listener.as_ref().is_some_and(|l| refusals.answer(l));
+                    if !answered {
+                        listener = None;
+                    }
+                }
                 _ => {
                     let rest = input.get(written..).unwrap_or_default();
                     let r = if rest.is_empty() {
@@ -702,7 +739,7 @@ fn supervise(pid: libc::pid_t, pipes: Pipes, input: &[u8], deadline: Instant, ca
         }
     }
     let [o, e] = caps;
-    Ok(Watch { stdout: o.finish(), stderr: e.finish(), timed_out, cancelled })
+    Ok(Watch { stdout: o.finish(), stderr: e.finish(), timed_out, cancelled, refusals })
 }
 
 fn not_found(spec: &Spec, started: Instant) -> Run {

@@ -482,6 +482,7 @@ pub fn cases() -> Vec<Case> {
                  print(\"openat2\", c.syscall(437, -100, b\"'$W'/plant-oa2\", how, 24))'; echo END",
             )
             .deny("fs.write", "{ws}/")
+            .deny("syscall", "(set-id mode ")
             .check(|fx, out| {
                 reached(out, "END")?;
                 let mut bad = Vec::new();

@@ -168,6 +168,7 @@ fd = os.open("/", os.O_RDONLY)
 sc("open_by_handle_at", 304, fd, h, 0)
 sc("iopl", 172, 3)"#,
             "open_by_handle_at",
+            "name_to_handle_at",
             "iopl"
         ),
         case("raw-device-read", |_| {

@@ -14,6 +14,7 @@ pub fn cases() -> Vec<Case> {
             Ok(Attack::new(&script)
                 .deny("net.connect", &format!("127.0.0.1:{port}"))
                 .deny("net.connect", &format!("localhost:{port}"))
+                .deny("syscall", "socket (AF_INET")
                 .check(move |_, _| probe.assert_silent()))
         }),
         case("tcp-connect-python", |_| {
@@ -29,7 +30,7 @@ print("END")"#
                 .replace("PORT", &port);
             Ok(Attack::new(&py(&code))
                 .deny("net.connect", &format!(":{port}"))
-                .deny("syscall", "socket")
+                .deny("syscall", "socket (AF_INET")
                 .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
         }),
         case("udp-send", |_| {
@@ -50,7 +51,7 @@ print("END")"#
             Ok(Attack::new(&script)
                 .deny("net.connect", &format!(":{port}"))
                 .deny("net.send", &format!(":{port}"))
-                .deny("syscall", "socket")
+                .deny("syscall", "socket (AF_INET")
                 .settle(200)
                 .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
         }),
@@ -73,7 +74,7 @@ print("END")"#
                 .replace("PORT", &port.to_string());
             Ok(Attack::new(&py(&code))
                 .deny("net.bind", &format!(":{port}"))
-                .deny("syscall", "socket")
+                .deny("syscall", "socket (AF_INET")
                 .check(move |_, out| reached(out, "END").and(knocker.assert_unanswered())))
         }),
         case("unix-abstract-connect", |fx| {

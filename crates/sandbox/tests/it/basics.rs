@@ -172,3 +172,43 @@ fn read_only_binds_carry_their_mount_attributes() {
     assert!(options(&t.path().join("secret.txt")).iter().any(|x| x == "noexec"));
     assert!(options(t.path()).iter().any(|x| x == "rw"), "the workspace stays writable");
 }
+
+/// Ground truth for seccomp refusals: each refused call is answered EPERM by the supervisor,
+/// as the kernel's own refusal was, and reported once as a `syscall` denial naming it.
+#[test]
+fn seccomp_refusals_fail_with_eperm_and_are_reported() {
+    let t = TempDir::new("notify");
+    let script = r#"
+import ctypes, errno, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def sc(nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *args)
+    print(r, ctypes.get_errno())
+for _ in range(50):
+    sc(101, 0, 0, 0, 0)
+sc(165, b"none", b"/tmp", b"tmpfs", 0, None)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+except OSError as e:
+    print("socket", e.errno)
+os.chmod(".", 0o755)
+print("done")
+"#;
+    let run = warden_sandbox::run(&direct(t.path(), &["/usr/bin/python3", "-c", script])).unwrap();
+    assert_eq!(run.exit_code, Some(0), "{run:?}");
+    let lines: Vec<&str> = run.stdout.text.lines().collect();
+    assert_eq!(lines.iter().filter(|l| **l == "-1 1").count(), 51, "{run:?}");
+    assert!(lines.contains(&"socket 1") && lines.contains(&"done"), "{run:?}");
+    let seccomp: Vec<(&str, &str)> = run
+        .denials
+        .iter()
+        .filter(|d| d.source == warden_feedback::DenialSource::Seccomp)
+        .map(|d| (d.op.as_str(), d.target.as_str()))
+        .collect();
+    assert_eq!(seccomp, [("syscall", "ptrace"), ("syscall", "mount"), ("syscall", "socket (AF_INET)")], "{run:?}");
+    // Nothing refused, nothing reported.
+    let run = warden_sandbox::run(&sh(t.path(), "true")).unwrap();
+    assert!(run.denials.is_empty(), "{run:?}");
+}
