@@ -136,7 +136,7 @@ fn into_folder<'a>(program: &str, words: &[Option<&'a str>]) -> Vec<Written<'a>>
     out
 }
 
-/// tar's extraction folders: `-C DIR`, `-CDIR`, `--directory[=]DIR`, and the old style's
+/// tar's extraction folders: `-C DIR`, `-CDIR`, `--directory[=]DIR`, `--one-top-level=DIR`, and the old style's
 /// `xfC a.tar DIR` (its letters take their values in order). Only when it extracts.
 fn tar<'a>(words: &[Option<&'a str>]) -> Vec<Written<'a>> {
     // Letters whose value is the next word (GNU tar's short options with an argument).
@@ -154,6 +154,12 @@ fn tar<'a>(words: &[Option<&'a str>]) -> Vec<Written<'a>> {
             extracts |= abbreviates(name, "--extract", 3) || name == "get";
             if abbreviates(name, "--directory", 3)
                 && let Some(d) = value.or_else(|| it.next().and_then(|(_, w)| *w))
+            {
+                folders.push(Written::Folder(d));
+            }
+            // `--one-top-level=DIR` extracts into DIR (its value is attached or absent).
+            if abbreviates(name, "--one-top-level", 3)
+                && let Some(d) = value
             {
                 folders.push(Written::Folder(d));
             }
@@ -282,6 +288,8 @@ mod tests {
         assert_eq!(of("tar xfC x.tar .git"), [".git/*"]);
         assert_eq!(of("tar --extract --file x.tar --directory=.git"), [".git/*"]);
         assert_eq!(of("tar --extract --file x.tar --dir .git"), [".git/*"]);
+        assert_eq!(of("tar -xf x.tar --one-top-level=.git"), [".git/*"]);
+        assert_eq!(of("tar -xvC .git -f x.tar"), [".git/*"]);
         assert_eq!(of("7z x a.7z -o.git"), [".git/*"]);
         assert_eq!(of("cpio -idm -D .git"), [".git/*"]);
     }
