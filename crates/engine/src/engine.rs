@@ -1,5 +1,7 @@
 //! The engine proper: compiled layers plus the context requests are decided in.
 
+use std::path::Path;
+
 use serde::Serialize;
 use warden_policy::{
     Action, Context, Decision, Diagnostics, LayerInfo, LayerSource, PolicySet, Request,
@@ -11,6 +13,8 @@ use warden_shell::Analysis;
 pub struct Engine {
     policy: PolicySet,
     context: Context,
+    /// Judge a command's files also where they lead through links on the host.
+    follow_links: bool,
 }
 
 /// What is asked of the engine.
@@ -61,7 +65,7 @@ impl Engine {
     /// # Errors
     /// Every diagnostic of every file; nothing is decided under a policy with errors.
     pub fn new(layers: &[LayerSource], context: Context) -> Result<Self, Diagnostics> {
-        Ok(Engine { policy: warden_policy::compile(layers)?, context })
+        Ok(Engine { policy: warden_policy::compile(layers)?, context, follow_links: false })
     }
 
     /// [`Engine::new`] for a one-shot load (`warden run`, `warden hook`): the files' examples are
@@ -78,13 +82,23 @@ impl Engine {
             && crate::passed::known(&dir, k)
         {
             let policy = warden_policy::compile_with(layers, warden_policy::Examples::Passed)?;
-            return Ok(Engine { policy, context });
+            return Ok(Engine { policy, context, follow_links: false });
         }
         let engine = Engine::new(layers, context)?;
         if let Some(k) = &key {
             crate::passed::remember(&dir, k);
         }
         Ok(engine)
+    }
+
+    /// The same policy, judging every file a command names also where it leads through
+    /// symbolic links on the host (`echo x > lk/hooks/pre-commit` with `lk -> .git`): for
+    /// decisions nothing confines afterwards (a hook). A run in the sandbox needs none: the
+    /// kernel resolves links inside the view, whose guard mounts hold.
+    #[must_use]
+    pub fn following_links(mut self) -> Self {
+        self.follow_links = true;
+        self
     }
 
     /// The same policy decided in another context.
@@ -128,7 +142,17 @@ impl Engine {
             Query::Command(text) => {
                 let analysis = warden_shell::analyse(text);
                 let request = Request { agent, action: Action::Exec(&analysis) };
-                (self.policy.decide(&request, &self.context), Some(analysis))
+                let decision = if self.follow_links {
+                    let bases = [Path::new(&self.context.workspace), Path::new(&self.context.home)];
+                    let links = |p: &str| {
+                        let real = crate::leads::leads_to_spelled(Path::new(p), &bases)?;
+                        (real != Path::new(p)).then(|| real.to_string_lossy().into_owned())
+                    };
+                    self.policy.decide_through_links(&request, &self.context, &links)
+                } else {
+                    self.policy.decide(&request, &self.context)
+                };
+                (decision, Some(analysis))
             }
             Query::Tool { name, path } => {
                 let request = Request { agent, action: Action::Tool { name, path } };

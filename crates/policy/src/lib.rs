@@ -25,7 +25,7 @@ mod fmt;
 mod parser;
 
 pub use argv::Argv;
-pub use compile::{Examples, LayerInfo, PolicySet, compile, compile_with, grant_matches, GrantGlob};
+pub use compile::{Examples, LayerInfo, Links, PolicySet, compile, compile_with, grant_matches, GrantGlob};
 pub use decision::*;
 pub use error::{Code, Diagnostic, Diagnostics};
 pub use fmt::{format, format_source};

@@ -242,10 +242,10 @@ fn session(args: &Args, call: &Call) -> Result<Session, HookError> {
     };
     let layers = layers(&options, &env).map_err(HookError::Load)?;
     let context = context(&options, &env).map_err(HookError::Load)?;
-    let engine = Engine::load(&layers, context, &env.cache_home).map_err(|d| HookError::Policy {
-        count: d.0.len(),
-        first: d.0.first().map(|d| d.short()).unwrap_or_default(),
-    })?;
+    // Nothing confines what a hook allows: a command's files are also judged where they lead.
+    let engine = Engine::load(&layers, context, &env.cache_home)
+        .map_err(|d| HookError::Policy { count: d.0.len(), first: d.0.first().map(|d| d.short()).unwrap_or_default() })?
+        .following_links();
     let config = SessionConfig {
         id: call.session.clone().unwrap_or_default(),
         agent: args.agent.clone(),

@@ -324,17 +324,24 @@ fn gemini_read_many_files_entries_are_judged_by_every_file_they_reach() {
     assert_eq!(call(serde_json::json!([])).0, "deny");
 }
 
-#[test]
-fn a_file_tool_s_path_through_a_link_is_decided_where_it_leads() {
-    // The agent's Write and Read follow links; a command may have made `lk -> .git` and
-    // `e -> .env`. The path as written names nothing guarded: where it leads does.
-    let dir = tempdir("hook-links");
+/// `dir/repo` with `.git/hooks`, `src/`, a `.env`, and the links an agent's command may have
+/// made: `lk -> .git`, `e -> .env`.
+fn linked_repo(dir: &Path) -> PathBuf {
     let ws = dir.join("repo");
     std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
     std::fs::create_dir_all(ws.join("src")).unwrap();
     std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
     std::os::unix::fs::symlink(".git", ws.join("lk")).unwrap();
     std::os::unix::fs::symlink(".env", ws.join("e")).unwrap();
+    ws
+}
+
+#[test]
+fn a_file_tool_s_path_through_a_link_is_decided_where_it_leads() {
+    // The agent's Write and Read follow links; a command may have made `lk -> .git` and
+    // `e -> .env`. The path as written names nothing guarded: where it leads does.
+    let dir = tempdir("hook-links");
+    let ws = linked_repo(&dir);
     let call = |file: &str, path: &str| {
         let input = input_with("claude-code", file, |v| {
             v["cwd"] = ws.to_str().unwrap().into();
@@ -363,6 +370,39 @@ fn a_file_tool_s_path_through_a_link_is_decided_where_it_leads() {
     let args = ["--workspace", named.to_str().unwrap(), "--policy", policy.to_str().unwrap()];
     let (verdict, reason) = answer("claude-code", &hook_in(&named, &dir, "claude-code", &args, &input));
     assert_eq!(verdict, "allow", "{reason}");
+}
+
+/// A command's files through a link (`lk -> .git`, made by an earlier command) were judged as
+/// written: `echo x > lk/hooks/pre-commit` was allowed under a hook, where nothing confines it,
+/// and planted a git hook.
+#[test]
+fn a_command_s_files_through_a_link_are_decided_where_they_lead() {
+    let dir = tempdir("hook-cmd-links");
+    let ws = linked_repo(&dir);
+    std::os::unix::fs::symlink(".git/hooks", ws.join("h")).unwrap();
+    let verdict = |policy: &str, command: &str| {
+        let input = serde_json::json!({"session_id": "s", "transcript_path": "/dev/null", "cwd": ws, "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}});
+        let policy = repo().join("policies").join(format!("{policy}.policy"));
+        let args = ["--policy", policy.to_str().unwrap()];
+        answer("claude-code", &hook_in(&ws, &dir, "claude-code", &args, input.to_string().as_bytes()))
+    };
+    for command in [
+        "echo x > lk/hooks/pre-commit",
+        "cp evil lk/hooks/pre-commit",
+        "cd lk && cp /tmp/evil hooks/post-checkout",
+        "cp evil h/pre-push",
+        "unzip -o hooks.zip -d h",
+        "cat e",
+    ] {
+        let (v, reason) = verdict("ci", command);
+        assert_eq!(v, "deny", "{command}: {reason}");
+    }
+    // Real paths, and links that lead nowhere guarded, are decided as before.
+    for command in ["echo x > src/a.txt", "cat src/../src/a.txt", "ls lk/refs"] {
+        let (v, reason) = verdict("ci", command);
+        assert_eq!(v, "allow", "{command}: {reason}");
+    }
 }
 
 #[test]

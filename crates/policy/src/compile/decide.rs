@@ -27,8 +27,14 @@ const UNKNOWN_FOLDER: &str = "/(unknown folder)";
 /// Paths that are not file access.
 const NOT_FILES: [&str; 5] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"];
 
+/// Where an absolute path leads on the host through symbolic links, when that differs from the
+/// path itself (see [`PolicySet::decide_through_links`]).
+pub type Links<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 pub(crate) struct Decider<'p> {
     pub(crate) set: &'p PolicySet,
+    /// Paths are also judged where they lead (a hook: nothing confines what it allows).
+    pub(crate) links: Option<Links<'p>>,
     pub(crate) judge: Judge<'p>,
     pub(crate) anchors: Anchors<'p>,
     pub(crate) parts: Parts,
@@ -133,6 +139,7 @@ impl<'p> Decider<'p> {
     pub(crate) fn new(set: &'p PolicySet, judge: Judge<'p>, ctx: &'p Context) -> Decider<'p> {
         Decider {
             set,
+            links: None,
             judge,
             anchors: Anchors::new(ctx),
             parts: Parts::new(),
@@ -203,6 +210,14 @@ impl<'p> Decider<'p> {
         let judged = with_segments(path, |segs| judge_path(&self.judge, &self.anchors, segs, check));
         if let Some(j) = judged {
             self.push_path(path.to_string(), check, j, span);
+        }
+    }
+
+    /// Judges the file access `abs` (absolute, normalised) again where it leads through a
+    /// link, when the decision follows links and that is elsewhere (`lk/hooks/x`, `lk -> .git`).
+    fn through_link(&mut self, abs: &str, check: Check, span: Option<std::ops::Range<usize>>) {
+        if let Some(real) = self.links.and_then(|links| links(abs)) {
+            self.path(&real, check, span);
         }
     }
 
@@ -389,7 +404,9 @@ impl<'p> Decider<'p> {
         if (relative && cwds.unknown) || super::paths::other_home(dir) {
             return; // judged opaque as an argument already
         }
-        let folders: Vec<String> = cwds.iter().map(|cwd| resolve(dir, cwd, &self.anchors.home)).collect();
+        let mut folders: Vec<String> = cwds.iter().map(|cwd| resolve(dir, cwd, &self.anchors.home)).collect();
+        let linked: Vec<String> = self.links.map(|links| folders.iter().filter_map(|f| links(f)).collect()).unwrap_or_default();
+        folders.extend(linked);
         for folder in folders {
             let anchors = &self.anchors;
             let collect = |layer: &LayerC, c: &mut Collector| {
@@ -521,6 +538,7 @@ impl<'p> Decider<'p> {
             if let Some((j, abs)) = judged {
                 self.push_path(abs, check, j, span.clone());
             }
+            self.through_link(&resolve(text, cwd, &self.anchors.home), check, span.clone());
             if !relative {
                 break;
             }
@@ -653,7 +671,7 @@ fn serde_reason(r: warden_shell::OpaqueReason) -> &'static str {
 
 /// Decides a request (the body of [`PolicySet::decide`]); `with_grants` false leaves the
 /// decision's grants empty (for the `example` checks, which look at the verdict alone).
-pub(crate) fn decide(set: &PolicySet, request: &Request<'_>, ctx: &Context, with_grants: bool) -> Decision {
+pub(crate) fn decide(set: &PolicySet, request: &Request<'_>, ctx: &Context, with_grants: bool, links: Option<Links<'_>>) -> Decision {
     let agent = match request.agent {
         None => None,
         Some(name) => match set.agents.get(name) {
@@ -673,6 +691,7 @@ pub(crate) fn decide(set: &PolicySet, request: &Request<'_>, ctx: &Context, with
         base_default: set.base_default().max(agent.and_then(|a| a.default).unwrap_or(Verdict::Allow)),
     };
     let mut d = Decider::new(set, judge, ctx);
+    d.links = links;
     match request.action {
         Action::Exec(analysis) => d.exec(analysis),
         Action::Tool { name, path } => d.tool(name, path),

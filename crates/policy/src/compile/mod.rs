@@ -36,6 +36,7 @@ mod refs;
 mod sets;
 mod validate;
 
+pub use decide::Links;
 pub use paths::{GrantGlob, grant_matches};
 
 use crate::ast::Verdict;
@@ -240,14 +241,23 @@ impl PolicySet {
     ///
     /// A request naming an agent no layer defines is denied.
     pub fn decide(&self, request: &Request<'_>, ctx: &Context) -> Decision {
-        decide::decide(self, request, ctx, true)
+        decide::decide(self, request, ctx, true, None)
+    }
+
+    /// [`PolicySet::decide`], judging every file a command names (redirects, arguments, the
+    /// folders it writes into) also where it leads: `links` maps an absolute path to where it
+    /// leads through symbolic links on the host, when that is elsewhere. For a decision that
+    /// nothing confines afterwards (a hook): `echo x > lk/hooks/pre-commit` with `lk -> .git`
+    /// writes `.git/hooks/pre-commit`.
+    pub fn decide_through_links(&self, request: &Request<'_>, ctx: &Context, links: Links<'_>) -> Decision {
+        decide::decide(self, request, ctx, true, Some(links))
     }
 
     /// [`PolicySet::decide`] without the grants (left empty): for the `example` checks, which
     /// need the verdict and its rules only. Expanding grants for the examples' context would
     /// also take the slot the grant cache keeps for the first context without a lock.
     pub(crate) fn decide_without_grants(&self, request: &Request<'_>, ctx: &Context) -> Decision {
-        decide::decide(self, request, ctx, false)
+        decide::decide(self, request, ctx, false, None)
     }
 
     /// Every rule of every layer, indexed by [`RuleRef::id`]. Each reference is written the
