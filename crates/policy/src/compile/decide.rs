@@ -392,7 +392,7 @@ impl<'p> Decider<'p> {
         for w in super::into::written(cmd) {
             match w {
                 Written::Path(path) => self.path_word(&path, true, Check::Argument, cwds, cmd),
-                Written::Folder(dir) => self.folder_written(dir, cwds, cmd),
+                Written::Folder(dir) => self.folder_written(&dir, cwds, cmd),
             }
         }
     }

@@ -13,6 +13,8 @@
 //! workspace may hold a `.git`, so that would judge every extraction. The sandbox keeps
 //! guarded paths read-only for it under `warden run`; under a hook it is a known limit.
 
+use std::borrow::Cow;
+
 use warden_shell::SimpleCommand;
 
 /// A path written by a command, beyond the operands it names.
@@ -20,8 +22,9 @@ use warden_shell::SimpleCommand;
 pub(crate) enum Written<'a> {
     /// A path of known name (relative to the working directory, or absolute, or `~/...`).
     Path(String),
-    /// A folder written into with names not known here.
-    Folder(&'a str),
+    /// A folder written into with names not known here (or reached by another name: the
+    /// target of a symbolic link made).
+    Folder(Cow<'a, str>),
 }
 
 /// The paths `cmd` writes inside folders it names (empty for other commands).
@@ -33,7 +36,7 @@ pub(crate) fn written(cmd: &SimpleCommand) -> Vec<Written<'_>> {
         "unzip" => valued_anywhere(&words, 'd', &[]),
         "cpio" if extracts_cpio(&words) => valued_anywhere(&words, 'D', &["--directory"]),
         "7z" | "7za" | "7zz" if matches!(words.iter().flatten().find(|w| !w.starts_with('-')), Some(&("x" | "e"))) => {
-            words.iter().flatten().filter_map(|w| w.strip_prefix("-o")).filter(|d| !d.is_empty()).map(Written::Folder).collect()
+            words.iter().flatten().filter_map(|w| w.strip_prefix("-o")).filter(|d| !d.is_empty()).map(|d| Written::Folder(Cow::Borrowed(d))).collect()
         }
         _ => Vec::new(),
     }
@@ -64,7 +67,7 @@ fn into_folder<'a>(program: &str, words: &[Option<&'a str>]) -> Vec<Written<'a>>
         "install" => &["--suffix", "--group", "--mode", "--owner", "--strip-program", "--target-directory"],
         _ => &["--suffix", "--target-directory"],
     };
-    let (mut target, mut whole, mut recursive) = (None, false, program == "mv");
+    let (mut target, mut whole, mut recursive, mut symbolic) = (None, false, program == "mv", false);
     // An operand that cannot be known (a glob, `$x`) is a source of a name not known here.
     let mut operands: Vec<Option<&str>> = Vec::new();
     let mut options = true;
@@ -90,6 +93,7 @@ fn into_folder<'a>(program: &str, words: &[Option<&'a str>]) -> Vec<Written<'a>>
                 target = value;
             }
             whole |= abbreviates(name, "--no-target-directory", 2);
+            symbolic |= program == "ln" && abbreviates(name, "--symbolic", 4);
             recursive |= abbreviates(name, "--recursive", 3) || abbreviates(name, "--archive", 2);
         } else {
             let cluster = t.get(1..).unwrap_or_default();
@@ -104,6 +108,7 @@ fn into_folder<'a>(program: &str, words: &[Option<&'a str>]) -> Vec<Written<'a>>
                 }
                 whole |= c == 'T';
                 recursive |= matches!(c, 'r' | 'R' | 'a');
+                symbolic |= program == "ln" && c == 's';
             }
         }
     }
@@ -117,23 +122,53 @@ fn into_folder<'a>(program: &str, words: &[Option<&'a str>]) -> Vec<Written<'a>>
             _ => return Vec::new(),
         },
     };
+    let mut out = Vec::new();
+    if symbolic {
+        linked(folder, sources, target.is_some() || operands.len() > 2, &mut out);
+    }
     if whole {
         // `cp -rT x DIR`: DIR gets the source's contents, of names not known here.
-        return if recursive { vec![Written::Folder(folder)] } else { Vec::new() };
+        if recursive {
+            out.push(Written::Folder(Cow::Borrowed(folder)));
+        }
+        return out;
     }
-    let mut out = Vec::new();
     for src in sources {
         let name = src.map_or("*", |s| s.trim_end_matches('/').rsplit('/').next().unwrap_or_default());
         if name.is_empty() || name == "." || name == ".." || name.contains(['*', '?', '[']) {
             // `cp -r x/. DIR` copies what `x` holds; `cp x/* DIR` names it by a glob.
-            if !out.contains(&Written::Folder(folder)) {
-                out.push(Written::Folder(folder));
+            if !out.contains(&Written::Folder(Cow::Borrowed(folder))) {
+                out.push(Written::Folder(Cow::Borrowed(folder)));
             }
         } else {
             out.push(Written::Path(format!("{}/{name}", folder.trim_end_matches('/'))));
         }
     }
     out
+}
+
+/// `ln -s TARGET... NAME`: each target, resolved as the link will resolve it (a relative one
+/// from the link's own folder), is a folder reached by another name: whatever its patterns
+/// guard becomes writable through the link (`ln -s .git g`, then `g/hooks/pre-commit`). The
+/// link is `folder/TARGET's name` when `into` (several targets, `-t`), else `folder` itself
+/// or, when that is an existing folder, inside it: both are taken.
+fn linked<'a>(folder: &'a str, targets: &[Option<&'a str>], into: bool, out: &mut Vec<Written<'a>>) {
+    let folder = folder.trim_end_matches('/');
+    let parent = match folder.rsplit_once('/') {
+        Some(("", _)) => "/",
+        Some((p, _)) => p,
+        None => ".",
+    };
+    for target in targets.iter().flatten() {
+        if target.starts_with('/') || target.starts_with('~') {
+            out.push(Written::Folder(Cow::Borrowed(target)));
+            continue;
+        }
+        let bases: &[&str] = if into || folder == "." { &[folder] } else { &[parent, folder] };
+        for base in bases {
+            out.push(Written::Folder(Cow::Owned(format!("{base}/{target}"))));
+        }
+    }
 }
 
 /// tar's extraction folders: `-C DIR`, `-CDIR`, `--directory[=]DIR`, `--one-top-level=DIR`, and the old style's
@@ -155,13 +190,13 @@ fn tar<'a>(words: &[Option<&'a str>]) -> Vec<Written<'a>> {
             if abbreviates(name, "--directory", 3)
                 && let Some(d) = value.or_else(|| it.next().and_then(|(_, w)| *w))
             {
-                folders.push(Written::Folder(d));
+                folders.push(Written::Folder(Cow::Borrowed(d)));
             }
             // `--one-top-level=DIR` extracts into DIR (its value is attached or absent).
             if abbreviates(name, "--one-top-level", 3)
                 && let Some(d) = value
             {
-                folders.push(Written::Folder(d));
+                folders.push(Written::Folder(Cow::Borrowed(d)));
             }
         } else if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) {
             for (k, c) in cluster.char_indices() {
@@ -170,7 +205,7 @@ fn tar<'a>(words: &[Option<&'a str>]) -> Vec<Written<'a>> {
                     let rest = cluster.get(k + 1..).unwrap_or_default();
                     let value = if rest.is_empty() { it.next().and_then(|(_, w)| *w) } else { Some(rest) };
                     if c == 'C' && let Some(d) = value {
-                        folders.push(Written::Folder(d));
+                        folders.push(Written::Folder(Cow::Borrowed(d)));
                     }
                     break;
                 }
@@ -182,7 +217,7 @@ fn tar<'a>(words: &[Option<&'a str>]) -> Vec<Written<'a>> {
                 if VALUED.contains(c) {
                     let value = it.next().and_then(|(_, w)| *w);
                     if c == 'C' && let Some(d) = value {
-                        folders.push(Written::Folder(d));
+                        folders.push(Written::Folder(Cow::Borrowed(d)));
                     }
                 }
             }
@@ -215,14 +250,14 @@ fn valued_anywhere<'a>(words: &[Option<&'a str>], letter: char, long: &[&str]) -
             if long.iter().any(|x| abbreviates(name, x, 3))
                 && let Some(d) = value.or_else(|| it.next().copied().flatten())
             {
-                out.push(Written::Folder(d));
+                out.push(Written::Folder(Cow::Borrowed(d)));
             }
         } else if let Some(cluster) = t.strip_prefix('-')
             && let Some(k) = cluster.find(letter)
         {
             let rest = cluster.get(k + 1..).unwrap_or_default();
             if let Some(d) = if rest.is_empty() { it.next().copied().flatten() } else { Some(rest) } {
-                out.push(Written::Folder(d));
+                out.push(Written::Folder(Cow::Borrowed(d)));
             }
         }
     }
@@ -261,8 +296,8 @@ mod tests {
         assert_eq!(of("cp --target-directory=.git hooks"), [".git/hooks"]);
         assert_eq!(of("cp --targ .git hooks"), [".git/hooks"]);
         assert_eq!(of("install -m 755 pre-commit .git/hooks"), [".git/hooks/pre-commit"]);
-        assert_eq!(of("ln -s /tmp/evil .git/"), [".git/evil"]);
-        assert_eq!(of("ln -s /tmp/hooks"), ["./hooks"]);
+        assert_eq!(of("ln -s /tmp/evil .git/"), ["/tmp/evil/*", ".git/evil"]);
+        assert_eq!(of("ln -s /tmp/hooks"), ["/tmp/hooks/*", "./hooks"]);
         assert_eq!(of("cp -S .bak a dest"), ["dest/a"]);
         assert_eq!(of("cp -- -r dest"), ["dest/-r"]);
     }
@@ -276,6 +311,16 @@ mod tests {
         assert!(of("cp x $dir").is_empty(), "a folder not known is judged opaque");
         assert_eq!(of("mv -T x .git"), [".git/*"]);
         assert!(of("cp -T a b").is_empty(), "a plain file copied onto b: b is the operand");
+    }
+
+    #[test]
+    fn a_symbolic_link_s_target_is_a_folder_reached_by_another_name() {
+        assert_eq!(of("ln -s .git g"), ["./.git/*", "g/.git/*", "g/.git"]);
+        assert_eq!(of("ln -sf ../.git sub/g"), ["sub/../.git/*", "sub/g/../.git/*", "sub/g/.git"]);
+        assert_eq!(of("ln -s /etc e"), ["/etc/*", "e/etc"]);
+        assert_eq!(of("ln --symbolic ~/.ssh"), ["~/.ssh/*", "./.ssh"]);
+        assert_eq!(of("ln -s -t links ../.git"), ["links/../.git/*", "links/.git"]);
+        assert_eq!(of("ln .git/config c"), ["c/config"], "a hard link names its source, judged as an argument");
     }
 
     #[test]

@@ -67,6 +67,11 @@ fn a_folder_written_with_names_not_known_is_judged_by_the_patterns_that_reach_in
         "tar -xf x.tar -C /etc",
         "unzip x.zip -d /etc/cron.d",
         "unzip x.zip -d .warden",
+        "ln -s .git g",
+        "ln -sf ../.git sub/g",
+        "ln -s ~/.ssh keys",
+        "ln -s /etc e",
+        "ln -s -t links ../../workspace/.git",
     ] {
         assert_eq!(verdict(cmd), D, "{cmd}");
     }
@@ -88,6 +93,10 @@ fn ordinary_copies_and_extractions_stay_allowed() {
         "7z x a.7z -obuild",
         "install -d build/bin",
         "cp -r hooks /tmp/x",
+        "ln -s src/main.rs m.rs",
+        "ln -s /usr/bin/python3 py",
+        "ln -s ../node_modules/.bin/tsc bin/tsc",
+        "ln -s .git/../src s",
     ] {
         assert_eq!(verdict(cmd), A, "{cmd}");
     }
