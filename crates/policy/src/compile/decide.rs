@@ -392,14 +392,15 @@ impl<'p> Decider<'p> {
         for w in super::into::written(cmd) {
             match w {
                 Written::Path(path) => self.path_word(&path, true, Check::Argument, cwds, cmd),
-                Written::Folder(dir) => self.folder_written(&dir, cwds, cmd),
+                Written::Folder(dir) => self.folder_written(&dir, false, cwds, cmd),
+                Written::Named(path) => self.folder_written(path, true, cwds, cmd),
             }
         }
     }
 
-    /// Judges the ask and deny patterns that reach into the folder `dir` by name, as a write
-    /// of names not known beneath it.
-    fn folder_written(&mut self, dir: &str, cwds: &Cwds, cmd: &SimpleCommand) {
+    /// Judges the ask and deny patterns that reach into the folder `dir` by name (`by_name`:
+    /// and not as their anchor folder), as a write of names not known beneath it.
+    fn folder_written(&mut self, dir: &str, by_name: bool, cwds: &Cwds, cmd: &SimpleCommand) {
         let relative = !(dir.starts_with('/') || dir.starts_with('~'));
         if (relative && cwds.unknown) || super::paths::other_home(dir) {
             return; // judged opaque as an argument already
@@ -412,7 +413,8 @@ impl<'p> Decider<'p> {
             let collect = |layer: &LayerC, c: &mut Collector| {
                 with_segments(&folder, |segs| {
                     layer.fs_restrict.for_each_entry(|p, e| {
-                        if entry_applies(e, Check::Argument) && p.reaches_into(segs, anchors) {
+                        let excepted = || e.except.iter().any(|x| x.matches(segs, anchors));
+                        if entry_applies(e, Check::Argument) && p.reaches_into(segs, anchors, by_name) && !excepted() {
                             c.add(e.rule, e.verdict, Tri::Yes);
                         }
                     });

@@ -25,6 +25,11 @@ pub(crate) enum Written<'a> {
     /// A folder written into with names not known here (or reached by another name: the
     /// target of a symbolic link made).
     Folder(Cow<'a, str>),
+    /// A path that may be made anew, or taken away, whole with contents not known here: the
+    /// source of a move (`mv .git g` takes `.git/hooks` out of its guard) and the destination
+    /// of a folder's copy or move (`mv g .git` when there is no `.git`). Judged by the patterns
+    /// that name it, not by those of an anchor folder (`mv x ~` makes `~/x`).
+    Named(&'a str),
 }
 
 /// The paths `cmd` writes inside folders it names (empty for other commands).
@@ -123,6 +128,16 @@ fn into_folder<'a>(program: &str, words: &[Option<&'a str>]) -> Vec<Written<'a>>
         },
     };
     let mut out = Vec::new();
+    if program == "mv" {
+        out.extend(sources.iter().flatten().map(|s| Written::Named(s)));
+    }
+    // One source and no `-t`: the last operand may be made anew as the source's copy, move or
+    // link, a folder of contents not known here (`cp -r g .git`, `mv g .git`, `ln -s /tmp/evil
+    // .git` where there is no `.git`). A plain file copied there is the operand itself.
+    let whole_folder = recursive || symbolic;
+    if whole_folder && target.is_none() && sources.len() == 1 && !(program == "ln" && operands.len() == 1) {
+        out.push(Written::Named(folder));
+    }
     if symbolic {
         linked(folder, sources, target.is_some() || operands.len() > 2, &mut out);
     }
@@ -282,21 +297,23 @@ mod tests {
             .map(|w| match w {
                 Written::Path(p) => p,
                 Written::Folder(f) => format!("{f}/*"),
+                Written::Named(n) => format!("{n}!"),
             })
             .collect()
     }
 
     #[test]
     fn copies_into_a_folder_write_each_sources_name_there() {
-        assert_eq!(of("cp -r hooks .git"), [".git/hooks"]);
+        assert_eq!(of("cp -r hooks .git"), [".git!", ".git/hooks"], "`.git` is made a copy of `hooks` when it is not there");
         assert_eq!(of("cp a b"), ["b/a"], "two operands: b may be a folder");
-        assert_eq!(of("cp -r tmp/hooks/ .git/"), [".git/hooks"]);
-        assert_eq!(of("mv a b dest"), ["dest/a", "dest/b"]);
-        assert_eq!(of("cp -t .git -r hooks"), [".git/hooks"]);
+        assert_eq!(of("cp -r tmp/hooks/ .git/"), [".git/!", ".git/hooks"]);
+        assert_eq!(of("mv a b dest"), ["a!", "b!", "dest/a", "dest/b"]);
+        assert_eq!(of("mv .git g"), [".git!", "g!", "g/.git"], "the source moves whole, and may become `g`");
+        assert_eq!(of("cp -t .git -r hooks"), [".git/hooks"], "into `-t`: the folder is there");
         assert_eq!(of("cp --target-directory=.git hooks"), [".git/hooks"]);
         assert_eq!(of("cp --targ .git hooks"), [".git/hooks"]);
         assert_eq!(of("install -m 755 pre-commit .git/hooks"), [".git/hooks/pre-commit"]);
-        assert_eq!(of("ln -s /tmp/evil .git/"), ["/tmp/evil/*", ".git/evil"]);
+        assert_eq!(of("ln -s /tmp/evil .git/"), [".git/!", "/tmp/evil/*", ".git/evil"]);
         assert_eq!(of("ln -s /tmp/hooks"), ["/tmp/hooks/*", "./hooks"]);
         assert_eq!(of("cp -S .bak a dest"), ["dest/a"]);
         assert_eq!(of("cp -- -r dest"), ["dest/-r"]);
@@ -304,20 +321,20 @@ mod tests {
 
     #[test]
     fn names_not_known_here_make_the_folder_written() {
-        assert_eq!(of("cp -r x/. .git"), [".git/*"]);
+        assert_eq!(of("cp -r x/. .git"), [".git!", ".git/*"]);
         assert_eq!(of("cp x/* y/* .git"), [".git/*"]);
-        assert_eq!(of("cp -rT x .git"), [".git/*"]);
+        assert_eq!(of("cp -rT x .git"), [".git!", ".git/*"]);
         assert_eq!(of("cp $x .git"), [".git/*"]);
         assert!(of("cp x $dir").is_empty(), "a folder not known is judged opaque");
-        assert_eq!(of("mv -T x .git"), [".git/*"]);
-        assert!(of("cp -T a b").is_empty(), "a plain file copied onto b: b is the operand");
+        assert_eq!(of("mv -T x .git"), ["x!", ".git!", ".git/*"]);
+        assert_eq!(of("cp -T a b"), Vec::<String>::new(), "a plain file copied onto b: b is the operand");
     }
 
     #[test]
     fn a_symbolic_link_s_target_is_a_folder_reached_by_another_name() {
-        assert_eq!(of("ln -s .git g"), ["./.git/*", "g/.git/*", "g/.git"]);
-        assert_eq!(of("ln -sf ../.git sub/g"), ["sub/../.git/*", "sub/g/../.git/*", "sub/g/.git"]);
-        assert_eq!(of("ln -s /etc e"), ["/etc/*", "e/etc"]);
+        assert_eq!(of("ln -s .git g"), ["g!", "./.git/*", "g/.git/*", "g/.git"]);
+        assert_eq!(of("ln -sf ../.git sub/g"), ["sub/g!", "sub/../.git/*", "sub/g/../.git/*", "sub/g/.git"]);
+        assert_eq!(of("ln -s /etc e"), ["e!", "/etc/*", "e/etc"]);
         assert_eq!(of("ln --symbolic ~/.ssh"), ["~/.ssh/*", "./.ssh"]);
         assert_eq!(of("ln -s -t links ../.git"), ["links/../.git/*", "links/.git"]);
         assert_eq!(of("ln .git/config c"), ["c/config"], "a hard link names its source, judged as an argument");

@@ -382,19 +382,22 @@ impl PathPattern {
     /// (see `into.rs`). `**/.git/hooks/**` reaches into `.git`, `~/.ssh/**` into `~` and
     /// `/etc/cron.d` into `/`; `**/.env` reaches into no folder in particular (any folder may
     /// hold one), and the workspace's own patterns do not reach into the workspace itself.
-    pub(crate) fn reaches_into(&self, dir: &[&str], anchors: &Anchors) -> bool {
+    ///
+    /// `by_name`: only a named segment counts, not the anchor folder (`mv x ~` may make `~/x`,
+    /// not `~` anew, while `mv g .git` may make `.git` itself).
+    pub(crate) fn reaches_into(&self, dir: &[&str], anchors: &Anchors, by_name: bool) -> bool {
         let segs: &[Seg] = &self.segs;
         let rest = match self.root {
-            Root::Absolute if dir.is_empty() => return matches!(segs.first(), Some(Seg::Word(_))),
+            Root::Absolute if dir.is_empty() => return !by_name && matches!(segs.first(), Some(Seg::Word(_))),
             Root::Absolute => dir,
             root => {
                 let base = anchors.root(root);
                 match below(dir, base) {
                     // The folder is the anchor itself: the workspace is where writes go.
-                    Some([]) => return root != Root::Workspace,
+                    Some([]) => return !by_name && root != Root::Workspace,
                     Some(rest) => rest,
                     // The folder holds the anchor (`/`, `/home` for `~/...`).
-                    None => return segments(base).starts_with(dir),
+                    None => return !by_name && segments(base).starts_with(dir),
                 }
             }
         };

@@ -72,6 +72,13 @@ fn a_folder_written_with_names_not_known_is_judged_by_the_patterns_that_reach_in
         "ln -s ~/.ssh keys",
         "ln -s /etc e",
         "ln -s -t links ../../workspace/.git",
+        // Moved out of their guard, or made anew whole where there is none.
+        "mv .git g",
+        "mv .claude c",
+        "cp -r /tmp/crafted .git",
+        "mv /tmp/crafted .git",
+        "ln -s /tmp/evil .git",
+        "cp -rT /tmp/crafted sub/.git",
     ] {
         assert_eq!(verdict(cmd), D, "{cmd}");
     }
@@ -97,6 +104,11 @@ fn ordinary_copies_and_extractions_stay_allowed() {
         "ln -s /usr/bin/python3 py",
         "ln -s ../node_modules/.bin/tsc bin/tsc",
         "ln -s .git/../src s",
+        "mv old.rs new.rs",
+        "mv notes.txt ~",
+        "cp notes.txt ~",
+        "mv src lib",
+        "cp -r src backup",
     ] {
         assert_eq!(verdict(cmd), A, "{cmd}");
     }
