@@ -148,7 +148,16 @@ impl Engine {
                         let real = crate::leads::leads_to_spelled(Path::new(p), &bases)?;
                         (real != Path::new(p)).then(|| real.to_string_lossy().into_owned())
                     };
-                    self.policy.decide_through_links(&request, &self.context, &links)
+                    let mut d = self.policy.decide_through_links(&request, &self.context, &links);
+                    // Nothing confines what follows either: git in a repository whose git folder
+                    // escapes the guards' names runs what that folder's config names.
+                    let cwd = Path::new(&self.context.workspace).join(&self.context.cwd);
+                    if d.verdict != warden_policy::ast::Verdict::Deny
+                        && let Some(why) = crate::gitrepo::unsafe_repository(&analysis, &cwd, Path::new(&self.context.home))
+                    {
+                        d.overrule(format!("{why}; a hook confines nothing, so git is not run there"));
+                    }
+                    d
                 } else {
                     self.policy.decide(&request, &self.context)
                 };

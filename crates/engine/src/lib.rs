@@ -25,6 +25,7 @@ mod engine;
 mod environment;
 mod gitconfig;
 mod gitguard;
+mod gitrepo;
 mod layers;
 pub mod leads;
 mod narrow;

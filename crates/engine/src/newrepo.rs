@@ -29,7 +29,8 @@ use crate::confine::Tree;
 use crate::walk::{Stamp, Walk};
 
 mod vet;
-use vet::{MAX_HOOKS, Vet, pointed};
+pub(crate) use vet::pointed;
+use vet::{MAX_HOOKS, Vet};
 
 /// What the walk before the run found: the git folders there were, and every folder's inode.
 pub(crate) struct Before {

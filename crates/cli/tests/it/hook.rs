@@ -405,6 +405,34 @@ fn a_command_s_files_through_a_link_are_decided_where_they_lead() {
     }
 }
 
+/// A git folder not named `.git` escapes the guards' names: `sub/.git` naming a folder whose
+/// config sets `core.fsmonitor` made `cd sub && git status` run it under a hook.
+#[test]
+fn git_is_not_run_in_a_repository_whose_git_folder_escapes_the_guards() {
+    let dir = tempdir("hook-gitdir");
+    let ws = linked_repo(&dir);
+    let evil = dir.join("evil");
+    for d in ["objects", "refs"] {
+        std::fs::create_dir_all(evil.join(d)).unwrap();
+    }
+    std::fs::write(evil.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(evil.join("config"), "[core]\n\tfsmonitor = touch pwned\n").unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("sub/.git"), format!("gitdir: {}\n", evil.display())).unwrap();
+    let verdict = |command: &str| {
+        let input = serde_json::json!({"session_id": "s", "transcript_path": "/dev/null", "cwd": ws, "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}});
+        let policy = repo().join("policies/ci.policy");
+        let args = ["--policy", policy.to_str().unwrap()];
+        answer("claude-code", &hook_in(&ws, &dir, "claude-code", &args, input.to_string().as_bytes()))
+    };
+    let (v, reason) = verdict("cd sub && git status");
+    assert_eq!(v, "deny", "{reason}");
+    assert!(reason.contains("core.fsmonitor"), "{reason}");
+    assert_eq!(verdict("git status").0, "allow", "the workspace's own repository");
+    assert_eq!(verdict("cd sub && ls").0, "allow");
+}
+
 #[test]
 fn every_hook_decision_is_audited_and_an_unrecordable_one_is_denied() {
     let dir = tempdir("hook-audit");

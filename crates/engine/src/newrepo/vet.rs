@@ -147,7 +147,7 @@ fn config_file(path: &Path, found: &mut Vec<(PathBuf, String)>) {
 
 /// The folder a `.git` file names (`gitdir: PATH`, relative to the file's folder), as git
 /// reads it; why not, when git could not read it either.
-pub(super) fn pointed(file: &Path) -> Result<PathBuf, String> {
+pub(crate) fn pointed(file: &Path) -> Result<PathBuf, String> {
     let text = read(file)?.unwrap_or_default();
     let text = String::from_utf8(text).map_err(|_| "a .git file that is not text".to_string())?;
     let Some(to) = text.strip_prefix("gitdir: ").map(str::trim_end).filter(|t| !t.is_empty()) else {
