@@ -212,3 +212,30 @@ print("done")
     let run = warden_sandbox::run(&sh(t.path(), "true")).unwrap();
     assert!(run.denials.is_empty(), "{run:?}");
 }
+
+/// A command making refused calls without end, from several threads, neither starves the
+/// supervisor (its output still comes back) nor outlives its timeout.
+#[test]
+fn a_flood_of_refused_calls_is_answered_and_timed_out() {
+    let t = TempDir::new("notify-flood");
+    let script = r#"
+import ctypes, sys, threading
+libc = ctypes.CDLL(None)
+libc.syscall.restype = ctypes.c_long
+def flood():
+    while True:
+        libc.syscall(101, 0, 0, 0, 0)
+for _ in range(4):
+    threading.Thread(target=flood, daemon=True).start()
+print("flooding", flush=True)
+threading.Event().wait()
+"#;
+    let mut spec = direct(t.path(), &["/usr/bin/python3", "-c", script]);
+    spec.limits.timeout = Duration::from_millis(800);
+    let run = warden_sandbox::run(&spec).unwrap();
+    assert!(run.timed_out, "{run:?}");
+    assert!(run.duration_ms < 5000.0, "{run:?}");
+    assert_eq!(run.stdout.text, "flooding\n", "{run:?}");
+    let seccomp: Vec<&str> = run.denials.iter().filter(|d| d.source == warden_feedback::DenialSource::Seccomp).map(|d| d.target.as_str()).collect();
+    assert_eq!(seccomp, ["ptrace"], "{run:?}");
+}
