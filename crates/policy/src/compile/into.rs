@@ -6,8 +6,11 @@
 //! - A copy, move, install or link into a folder writes the folder's entry of each source's
 //!   own name ([`Written::Path`]), judged like that path named as an argument.
 //! - A write whose names are not known here ([`Written::Folder`]: an archive extracted into a
-//!   folder, `cp -r x/. DIR`, `cp x/* DIR`, `cp -rT x DIR`) is judged by the patterns that
+//!   folder, `cp -r x/. DIR`, `cp x/* DIR`, `cp -rT x DIR`), and the target of a symbolic link
+//!   made (`ln -s .git g`: `g/hooks/x` is then `.git/hooks/x`), is judged by the patterns that
 //!   reach into that folder by name (see [`super::paths::PathPattern::reaches_into`]).
+//! - A folder moved away or made anew whole ([`Written::Named`]: `mv .git g`, `mv g .git`,
+//!   `cp -r g .git`) is judged by the patterns that name it.
 //!
 //! Extraction into the working directory (`tar xf x.tar` with no `-C`) is not judged here: any
 //! workspace may hold a `.git`, so that would judge every extraction. The sandbox keeps
@@ -62,7 +65,8 @@ fn name_value(long: &str) -> (&str, Option<&str>) {
 }
 
 /// `cp`, `mv`, `install`, `ln`: the sources' names inside the target folder (`-t DIR`, or the
-/// last operand when there are several).
+/// last operand when there are several), what a move takes away or a folder's copy makes anew,
+/// and the folders a symbolic link reaches.
 fn into_folder<'a>(program: &str, words: &[Option<&'a str>]) -> Vec<Written<'a>> {
     let valued = match program {
         "install" => "gmoSt",
