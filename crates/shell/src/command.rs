@@ -330,6 +330,17 @@ fn special(
     via: &[String],
     inner: &mut Vec<Word>,
 ) -> bool {
+    // `env -C DIR`, `sudo -D DIR`: the command runs in another folder, so its relative paths
+    // are not the ones judged (`env -C / cat etc/shadow`). Opaque, and the command is still
+    // judged by its own rules.
+    let chdir: &[&str] = match program {
+        "env" => &["C", "chdir"],
+        "sudo" => &["D", "chdir"],
+        _ => &[],
+    };
+    if !chdir.is_empty() && wrappers::has(parsed, chdir) {
+        ctx.opaque(OpaqueReason::Unsupported, &format!("{program} --chdir"), raw.span.clone());
+    }
     match program {
         "command" if wrappers::has(parsed, &["v", "V"]) => {
             emit(ctx, raw, via);
