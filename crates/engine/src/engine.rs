@@ -144,10 +144,7 @@ impl Engine {
                 let request = Request { agent, action: Action::Exec(&analysis) };
                 let decision = if self.follow_links {
                     let bases = [Path::new(&self.context.workspace), Path::new(&self.context.home)];
-                    let links = |p: &str| {
-                        let real = crate::leads::leads_to_spelled(Path::new(p), &bases)?;
-                        (real != Path::new(p)).then(|| real.to_string_lossy().into_owned())
-                    };
+                    let links = |p: &str| crate::leads::elsewhere(Path::new(p), &bases);
                     let mut d = self.policy.decide_through_links(&request, &self.context, &links);
                     // Nothing confines what follows either: git in a repository whose git folder
                     // escapes the guards' names runs what that folder's config names.

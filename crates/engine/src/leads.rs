@@ -49,6 +49,13 @@ pub fn leads_to_spelled(p: &Path, bases: &[&Path]) -> Option<PathBuf> {
     Some(spelled.map_or(real, |(_, p)| p))
 }
 
+/// [`leads_to_spelled`] of `p`, when that is elsewhere than `p` itself: a link is on the way
+/// or is its last name.
+pub fn elsewhere(p: &Path, bases: &[&Path]) -> Option<String> {
+    let real = leads_to_spelled(p, bases)?;
+    (real != p).then(|| real.to_string_lossy().into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,36 +19,46 @@ use warden_feedback::{Denial, DenialSource};
 /// At most this many distinct refusals are kept for one run (all are answered).
 const KEPT: usize = 32;
 
-/// Sends `fd` over the socket `sock` (one byte and one descriptor). Async-signal-safe: a raw
-/// `sendmsg` from stack buffers.
+/// Sends `fd` over the socket `sock` (one byte and one descriptor).
 ///
 /// # Safety
 /// Only in a child between `clone` and `execve`; `sock` and `fd` are descriptors it holds.
 pub(crate) unsafe fn send(sock: RawFd, fd: RawFd) -> libc::c_int {
+    // SAFETY: the caller's contract.
+    unsafe { send_fds(sock, &[0], &[fd]) as libc::c_int }
+}
+
+/// One `sendmsg` of `payload` with the descriptors `fds` (at most 8) on `sock`: what
+/// `sendmsg` returns (-1 with more descriptors). Async-signal-safe: stack buffers only.
+///
+/// # Safety
+/// `sock` and every one of `fds` are descriptors this process holds.
+pub(crate) unsafe fn send_fds(sock: RawFd, payload: &[u8], fds: &[RawFd]) -> isize {
     #[repr(C, align(8))]
-    struct Control([u8; 24]);
-    let byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_ptr().cast_mut().cast(), iov_len: 1 };
-    let mut control = Control([0; 24]);
-    // SAFETY: (the whole block) sendmsg from stack buffers whose sizes we pass; the CMSG_*
-    // helpers only compute addresses inside `control`, which has room for one header and one
-    // descriptor (CMSG_SPACE(4) is 24 on 64-bit Linux).
+    struct Control([u8; 128]);
+    let mut iov = libc::iovec { iov_base: payload.as_ptr().cast_mut().cast(), iov_len: payload.len() };
+    let mut control = Control([0; 128]);
+    let bytes = size_of_val(fds);
+    // SAFETY: (the whole block) sendmsg from buffers whose sizes we pass; the CMSG_* helpers
+    // only compute addresses inside `control`, checked to have room for one header and `fds`.
     unsafe {
-        let space = libc::CMSG_SPACE(size_of::<RawFd>() as u32) as usize;
-        if space > control.0.len() {
+        let space = libc::CMSG_SPACE(bytes as u32) as usize;
+        if fds.len() > 8 || space > control.0.len() {
             return -1;
         }
         let mut msg: libc::msghdr = std::mem::zeroed();
         msg.msg_iov = &raw mut iov;
         msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(size_of::<RawFd>() as u32) as usize;
-        libc::CMSG_DATA(cmsg).cast::<RawFd>().write_unaligned(fd);
-        libc::sendmsg(sock, &raw const msg, libc::MSG_NOSIGNAL) as libc::c_int
+        if !fds.is_empty() {
+            msg.msg_control = control.0.as_mut_ptr().cast();
+            msg.msg_controllen = space;
+            let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(bytes as u32) as usize;
+            std::ptr::copy_nonoverlapping(fds.as_ptr().cast::<u8>(), libc::CMSG_DATA(cmsg), bytes);
+        }
+        libc::sendmsg(sock, &raw const msg, libc::MSG_NOSIGNAL)
     }
 }
 

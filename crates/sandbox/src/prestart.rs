@@ -254,29 +254,9 @@ extern "C" fn early_main(arg: *mut libc::c_void) -> libc::c_int {
 /// Sends `address` and the descriptors `fds` in one message.
 fn send(ctl: &OwnedFd, address: usize, fds: &[RawFd]) -> std::io::Result<()> {
     let bytes = address.to_ne_bytes();
-    let mut iov = libc::iovec { iov_base: bytes.as_ptr().cast_mut().cast(), iov_len: bytes.len() };
-    let payload = std::mem::size_of_val(fds);
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = if fds.is_empty() { 0 } else { (unsafe { libc::CMSG_SPACE(payload as u32) }) as usize };
-    let mut control = vec![0u64; space.div_ceil(8)];
-    // SAFETY: (the whole block) sendmsg from buffers we own whose sizes we pass; the CMSG_*
-    // helpers only compute addresses inside `control`, which has room for one header and `fds`.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        if !fds.is_empty() {
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = space;
-            let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(payload as u32) as usize;
-            std::ptr::copy_nonoverlapping(fds.as_ptr().cast::<u8>(), libc::CMSG_DATA(cmsg), payload);
-        }
-        if libc::sendmsg(ctl.as_raw_fd(), &raw const msg, libc::MSG_NOSIGNAL) != bytes.len() as isize {
-            return Err(std::io::Error::last_os_error());
-        }
+    // SAFETY: our socket and descriptors, and buffers we own.
+    if unsafe { crate::notify::send_fds(ctl.as_raw_fd(), &bytes, fds) } != bytes.len() as isize {
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }

@@ -224,9 +224,7 @@ fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
 /// name, spelled from `bases` (the workspace, the home) as the policy names them. `None` when
 /// that is the path itself (read by name: `..` taken lexically, as the policy takes it).
 fn through_links(cwd: &Path, path: &str, bases: &[&Path]) -> Option<String> {
-    let lexical = warden_engine::leads::lexical(&cwd.join(path));
-    let real = warden_engine::leads::leads_to_spelled(&lexical, bases)?;
-    (real != lexical).then(|| real.to_string_lossy().into_owned())
+    warden_engine::leads::elsewhere(&warden_engine::leads::lexical(&cwd.join(path)), bases)
 }
 
 /// The session for the call: the layers discovered from (or given for) its working directory,
