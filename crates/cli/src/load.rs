@@ -51,10 +51,13 @@ impl SessionArgs {
 
 /// Reads the layers the options name (or discovers them).
 pub fn layers(args: &PolicyArgs, env: &Environment) -> Result<Vec<LayerSource>, CliError> {
-    let layers = if args.policies.is_empty() {
-        warden_engine::discover(env)?
-    } else {
+    let layers = if !args.policies.is_empty() {
         warden_engine::load_files(&args.policies)?
+    } else if let Some(workspace) = &args.workspace {
+        // The workspace is the project: its layers, whatever the working directory.
+        warden_engine::discover_for(env, &real(&env.cwd, workspace))?
+    } else {
+        warden_engine::discover(env)?
     };
     Ok(layers)
 }

@@ -67,6 +67,17 @@ pub enum LoadError {
 /// # Errors
 /// Any file that cannot be used; an enterprise file or folder writable by non-root.
 pub fn discover(env: &Environment) -> Result<Vec<LayerSource>, LoadError> {
+    discover_for(env, &env.cwd)
+}
+
+/// [`discover`] for the project `project` is in, with the working directory's own layers when
+/// it is inside that project. The project layer is found from `project`, not from the working
+/// directory: a working directory in a nested repository (a submodule, a `sub/.git` the agent
+/// made) or in a subfolder of a project without `.git` does not drop it.
+///
+/// # Errors
+/// As [`discover`].
+pub fn discover_for(env: &Environment, project: &Path) -> Result<Vec<LayerSource>, LoadError> {
     let mut layers = Vec::new();
     if let Some(layer) = read_layer_dir(&env.enterprise_dir, LayerKind::Enterprise)? {
         layers.push(layer);
@@ -80,7 +91,7 @@ pub fn discover(env: &Environment) -> Result<Vec<LayerSource>, LoadError> {
             files: vec![SourceFile { name: BUILTIN_NAME.into(), text: DEFAULT_POLICY.into() }],
         });
     }
-    let root = repository_root(&env.cwd).unwrap_or_else(|| env.cwd.clone());
+    let root = repository_root(project).unwrap_or_else(|| project.to_path_buf());
     if let Some(layer) = read_layer_dir(&root.join(".warden"), LayerKind::Project)? {
         layers.push(layer);
     }

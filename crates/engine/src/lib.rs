@@ -50,6 +50,6 @@ pub use replay::{Change, ReplayReport, Suggestion, Suggestions, decide_record, r
 pub use budget::Spent;
 pub use records::policy_hash;
 pub use session::{AuditLog, Cleared, Gate, Session, SessionConfig, SessionError};
-pub use layers::{LoadError, discover, load_files, quote_argv, read_text, repository_root};
+pub use layers::{LoadError, discover, discover_for, load_files, quote_argv, read_text, repository_root};
 pub use warden_sandbox::prestart as prestart_sandbox;
 pub use warden_sandbox::spawn_apart;

@@ -39,8 +39,9 @@ pub struct Args {
     /// layers from the hook's working directory over the embedded default.
     #[arg(long = "policy", value_name = "FILE")]
     policies: Vec<PathBuf>,
-    /// The workspace (`${workspace}`); default: the repository root of the hook's working
-    /// directory (its `cwd` field), else that directory.
+    /// The workspace (`${workspace}`), whose project layers apply wherever the call runs;
+    /// default: the repository root of the agent's project folder (`$CLAUDE_PROJECT_DIR`, or
+    /// `$GEMINI_PROJECT_DIR` for Gemini), else of the hook's working directory (its `cwd`).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// The agent identity to decide for.
@@ -235,7 +236,7 @@ fn session(args: &Args, call: &Call) -> Result<Session, HookError> {
     env.cwd.clone_from(&call.cwd);
     let options = PolicyArgs {
         policies: args.policies.clone(),
-        workspace: args.workspace.clone(),
+        workspace: args.workspace.clone().or_else(|| project_dir(args.protocol)),
         cwd: Some(call.cwd.clone()),
     };
     let layers = layers(&options, &env).map_err(HookError::Load)?;
@@ -252,6 +253,23 @@ fn session(args: &Args, call: &Call) -> Result<Session, HookError> {
     };
     // A hook never runs anything and never asks: the agent asks its user on `ask`.
     Session::new(engine, &layers, env, config, Box::new(RefuseAll::default())).map_err(|e| HookError::Audit(e.to_string()))
+}
+
+/// The repository root (else the folder itself) of the project the agent was started in, as
+/// the agent tells its hooks in its environment; `None` when it does not (an older agent), and
+/// the call's working directory stands in.
+///
+/// The model moves the call's `cwd` (`cd sub` in Claude Code's shell, `dir_path` in Gemini's);
+/// the agent sets this variable, so a `cwd` in a nested repository or a subfolder cannot drop
+/// the project's `.warden/` layer or move `${workspace}`.
+fn project_dir(protocol: Protocol) -> Option<PathBuf> {
+    let names: &[&str] = match protocol {
+        Protocol::ClaudeCode => &["CLAUDE_PROJECT_DIR"],
+        Protocol::Gemini => &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+    };
+    let dir = names.iter().filter_map(std::env::var_os).map(PathBuf::from).find(|p| p.is_absolute())?;
+    let dir = std::fs::canonicalize(&dir).ok()?;
+    Some(warden_engine::repository_root(&dir).unwrap_or(dir))
 }
 
 /// `warden <verdict>s <tool>: <reason> (<file:line>, ...; decided by <part>)`.

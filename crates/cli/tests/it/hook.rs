@@ -290,6 +290,53 @@ fn the_hook_s_cwd_picks_the_project_layer_and_the_workspace() {
 }
 
 #[test]
+fn the_agent_s_project_folder_keeps_its_layer_wherever_the_model_moves_the_cwd() {
+    // The model moves the call's `cwd` (`cd sub`); the agent names the project in
+    // CLAUDE_PROJECT_DIR / GEMINI_PROJECT_DIR. A nested repository (a submodule, a `sub/.git`
+    // the agent made) or a subfolder of a project without `.git` must not drop its layer.
+    let dir = tempdir("hook-anchor");
+    for project in ["repo", "plain"] {
+        let root = dir.join(project);
+        std::fs::create_dir_all(root.join(".warden")).unwrap();
+        std::fs::create_dir_all(root.join("sub/deeper")).unwrap();
+        std::fs::write(root.join(".warden/project.policy"), "version 1\ndeny \"not in this project\" exec ls\n").unwrap();
+    }
+    std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
+    std::fs::write(dir.join("repo/sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+    let ask = |protocol: &str, project: &Path, cwd: &Path| {
+        let (file, var) = match protocol {
+            "claude-code" => ("bash-git-status.json", "CLAUDE_PROJECT_DIR"),
+            _ => ("run-shell-ls.json", "GEMINI_PROJECT_DIR"),
+        };
+        let input = input_with(protocol, file, |v| {
+            v["cwd"] = cwd.to_str().unwrap().into();
+            v["tool_input"]["command"] = "ls -la".into();
+            if let Some(o) = v["tool_input"].as_object_mut() {
+                o.remove("dir_path");
+            }
+        });
+        let mut child = crate::support::warden(&dir, &dir)
+            .env(var, project)
+            .args(["hook", protocol, "--audit-log"])
+            .arg(dir.join("audit/log.jsonl"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        answer(protocol, &child.wait_with_output().unwrap())
+    };
+    for protocol in ["claude-code", "gemini"] {
+        for (project, cwd) in [("repo", "repo/sub"), ("repo", "repo/sub/deeper"), ("plain", "plain/sub/deeper")] {
+            let (verdict, reason) = ask(protocol, &dir.join(project), &dir.join(cwd));
+            assert_eq!(verdict, "deny", "{protocol} in {cwd}: {reason}");
+            assert!(reason.contains("not in this project"), "{reason}");
+        }
+    }
+}
+
+#[test]
 fn gemini_read_many_files_entries_are_judged_by_every_file_they_reach() {
     // Gemini globs each entry with dot files and without regard to case: all of these read
     // `.env` or a key, though none names it as written.
@@ -314,6 +361,11 @@ fn gemini_read_many_files_entries_are_judged_by_every_file_they_reach() {
         serde_json::json!(["{.env,README.md}"]),
         serde_json::json!(["**/*.PEM"]),
         serde_json::json!(["README.md", "*"]),
+        // A trailing `**`, and a folder, reach every file beneath.
+        serde_json::json!(["**"]),
+        serde_json::json!(["keys/**"]),
+        serde_json::json!(["{keys,src}/**"]),
+        serde_json::json!(["keys"]),
     ] {
         let (verdict, reason) = call(entries.clone());
         assert_eq!(verdict, "deny", "{entries}: {reason}");

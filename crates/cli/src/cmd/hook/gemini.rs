@@ -11,7 +11,7 @@
 //! `path` -> `dir_path`, `search_file_content` -> `grep_search`, `paths` -> `include`): both
 //! spellings are read.
 
-use super::call::{Call, Envelope, InputError, Request, envelope};
+use super::call::{Call, Envelope, Fields, InputError, Request, envelope};
 use super::{Outcome, Response};
 use crate::load::absolute;
 use serde_json::{Value, json};
@@ -32,38 +32,82 @@ pub fn parse(value: &Value) -> Result<Call, InputError> {
     let env = envelope(value, "gemini", EVENT)?;
     let input = &env.input;
     if env.tool == "run_shell_command" {
-        // The command runs in `dir_path` (relative to the working directory) when given.
-        let dir = input.first_string(&["dir_path", "directory"])?;
-        let cwd = absolute(Path::new(env.cwd), Path::new(dir.unwrap_or(".")));
+        // The command runs in `dir_path` (relative to the working directory) when given; an
+        // older release read `directory`. A call naming two different folders is refused: the
+        // command cannot be judged in the one a release would not use.
+        let dirs = spelled(input, &["dir_path", "directory"])?;
+        if dirs.len() > 1 {
+            return Err(InputError::Invalid {
+                field: "tool_input.dir_path".into(),
+                problem: "and `tool_input.directory` name different folders",
+            });
+        }
+        let dir = dirs.first().map_or(".", String::as_str);
+        let cwd = absolute(Path::new(env.cwd), Path::new(dir));
         return Ok(env.call_in(cwd, vec![Request::Command(input.command("command")?)]));
+    }
+    if let Some(name) = mcp_name(value, env.tool)? {
+        return Ok(env.call(vec![Request::tool(&name, None)]));
     }
     Ok(env.call(requests(&env)?))
 }
 
+/// An MCP tool's name in the form policies write it, `mcp__SERVER__TOOL` (the form Claude Code
+/// uses), or `None` for one of Gemini's own tools.
+///
+/// Gemini CLI names an MCP tool `mcp_SERVER_TOOL` (older releases: the bare tool name, or
+/// `SERVER__TOOL` on a clash), so a rule such as `tools mcp__*delete*` would never match it.
+/// The hook input's `mcp_context` names the server and the tool apart; it is what is judged.
+/// Without it, a name in the `mcp_` form is judged as `mcp__` and the rest, which the
+/// policies' `mcp__*word*` rules still match.
+fn mcp_name(value: &Value, tool: &str) -> Result<Option<String>, InputError> {
+    if !matches!(value.get("mcp_context"), None | Some(Value::Null)) {
+        let context = Fields::root(value)?.object("mcp_context")?;
+        let server = context.string("server_name")?;
+        let name = context.string("tool_name")?;
+        if server.is_empty() || name.is_empty() {
+            return Err(InputError::Invalid { field: "mcp_context".into(), problem: "names no server or no tool" });
+        }
+        return Ok(Some(format!("mcp__{server}__{name}")));
+    }
+    Ok(tool.strip_prefix("mcp_").filter(|rest| !rest.starts_with('_')).map(|rest| format!("mcp__{rest}")))
+}
+
+/// Every non-empty value among `keys`, without repeats: a release reads one spelling, another
+/// release the other, so every one given is judged.
+fn spelled(input: &Fields<'_>, keys: &[&str]) -> Result<Vec<String>, InputError> {
+    let mut out: Vec<String> = Vec::new();
+    for key in keys {
+        if let Some(p) = input.opt_string(key)?.filter(|p| !p.is_empty())
+            && !out.iter().any(|o| o == p)
+        {
+            out.push(p.to_string());
+        }
+    }
+    Ok(out)
+}
+
 fn requests(env: &Envelope<'_>) -> Result<Vec<Request>, InputError> {
     let input = &env.input;
-    let dir = || -> Result<Option<String>, InputError> {
-        Ok(Some(input.first_string(DIR)?.unwrap_or(".").to_string()))
+    let file = |name: &str| -> Result<Vec<Request>, InputError> {
+        // The first spelling present must name a file; every one given is judged.
+        input.path(FILE)?;
+        Ok(spelled(input, FILE)?.into_iter().map(|p| Request::tool(name, Some(p))).collect())
     };
-    let spellings = |name: &str, keys: &[&str]| -> Result<Vec<Request>, InputError> {
-        // A release reads one spelling, another release the other: every one given is judged.
-        let mut out = vec![Request::tool(name, Some(input.path(keys)?))];
-        for key in keys {
-            if let Some(p) = input.first_string(&[key])?.filter(|p| !p.is_empty()) {
-                let r = Request::tool(name, Some(p.to_string()));
-                if !out.contains(&r) {
-                    out.push(r);
-                }
-            }
+    let folder = |name: &str| -> Result<Vec<Request>, InputError> {
+        // No folder, or an empty one, is the working directory.
+        let mut dirs = spelled(input, DIR)?;
+        if dirs.is_empty() {
+            dirs.push(".".into());
         }
-        Ok(out)
+        Ok(dirs.into_iter().map(|p| Request::tool(name, Some(p))).collect())
     };
     let request = match env.tool {
-        "read_file" => return spellings("read_file", FILE),
-        "write_file" => return spellings("write_file", FILE),
-        "replace" => return spellings("edit_file", FILE),
-        "list_directory" => return spellings("list_dir", DIR).or_else(|_| Ok(vec![Request::tool("list_dir", dir()?)])),
-        "glob" | "grep_search" | "search_file_content" => Request::tool("search", dir()?),
+        "read_file" => return file("read_file"),
+        "write_file" => return file("write_file"),
+        "replace" => return file("edit_file"),
+        "list_directory" => return folder("list_dir"),
+        "glob" | "grep_search" | "search_file_content" => return folder("search"),
         "read_many_files" => {
             // Each entry is a glob to Gemini (dot files, any case): the entry itself and every
             // file it reaches are reads; the most severe verdict decides.
@@ -90,7 +134,7 @@ fn requests(env: &Envelope<'_>) -> Result<Vec<Request>, InputError> {
             }
             return Ok(requests);
         }
-        // web_fetch, google_web_search, save_memory, write_todos, mcp__server__tool, ...
+        // web_fetch, google_web_search, save_memory, write_todos, ...
         other => Request::tool(other, None),
     };
     Ok(vec![request])
@@ -159,6 +203,54 @@ mod tests {
             [Request::tool("list_dir", Some("/w".into())), Request::tool("list_dir", Some("/h/.ssh".into()))]
         );
         assert_eq!(requests("list_directory", json!({})), tool("list_dir", "."));
+    }
+
+    #[test]
+    fn search_tools_judge_every_folder_spelling_and_an_empty_one_is_the_working_directory() {
+        let both = |tool: &str, name: &str| {
+            assert_eq!(
+                requests(tool, json!({"pattern": "x", "dir_path": "src", "path": "/h"})),
+                [Request::tool(name, Some("src".into())), Request::tool(name, Some("/h".into()))],
+                "{tool}"
+            );
+        };
+        for tool in ["glob", "grep_search", "search_file_content"] {
+            both(tool, "search");
+        }
+        both("list_directory", "list_dir");
+        assert_eq!(requests("list_directory", json!({"dir_path": "", "path": "/h/.ssh"})), tool("list_dir", "/h/.ssh"));
+        assert_eq!(requests("glob", json!({"pattern": "*", "dir_path": ""})), tool("search", "."));
+    }
+
+    #[test]
+    fn an_mcp_tool_is_judged_by_the_name_policies_give_it() {
+        let with_context = parse(&json!({
+            "session_id": "s", "cwd": "/w", "hook_event_name": "BeforeTool", "tool_name": "mcp_github_delete_repository",
+            "tool_input": {"repo": "r"}, "mcp_context": {"server_name": "github", "tool_name": "delete_repository"}
+        }))
+        .unwrap();
+        assert_eq!(with_context.requests, [Request::tool("mcp__github__delete_repository", None)]);
+        // An older release's bare name is known for an MCP tool by its context alone.
+        let bare = parse(&json!({
+            "cwd": "/w", "hook_event_name": "BeforeTool", "tool_name": "read_file", "tool_input": {},
+            "mcp_context": {"server_name": "fs", "tool_name": "read_file"}
+        }))
+        .unwrap();
+        assert_eq!(bare.requests, [Request::tool("mcp__fs__read_file", None)]);
+        assert_eq!(requests("mcp_github_delete_repository", json!({})), [Request::tool("mcp__github_delete_repository", None)]);
+        for context in [json!("github"), json!({"server_name": "github"}), json!({"server_name": "", "tool_name": "x"})] {
+            let input = json!({"cwd": "/w", "hook_event_name": "BeforeTool", "tool_name": "mcp_x_y", "tool_input": {}, "mcp_context": context});
+            assert!(parse(&input).is_err(), "{input}");
+        }
+    }
+
+    #[test]
+    fn a_shell_command_with_two_different_folders_is_refused() {
+        assert!(call("run_shell_command", json!({"command": "cat .npmrc", "dir_path": "/w", "directory": "/h"})).is_err());
+        let c = call("run_shell_command", json!({"command": "ls", "dir_path": "/w/a", "directory": "/w/a"})).unwrap();
+        assert_eq!(c.cwd, Path::new("/w/a"));
+        let c = call("run_shell_command", json!({"command": "ls", "dir_path": ""})).unwrap();
+        assert_eq!(c.cwd, Path::new("/w"));
     }
 
     #[test]

@@ -26,6 +26,11 @@ pub struct TooMuch;
 /// More than [`MAX_VISITS`] entries, or more than 256 brace alternatives.
 pub fn reached(cwd: &Path, pattern: &str, visits: &mut usize) -> Result<Vec<PathBuf>, TooMuch> {
     let mut out = Vec::new();
+    // Gemini reads an entry that names an existing folder as `FOLDER/**`: all of it.
+    let literal = cwd.join(pattern);
+    if literal.is_dir() {
+        everything(&literal, visits, &mut out)?;
+    }
     for alternative in braces(pattern)? {
         let (base, rest) = match alternative.strip_prefix('/') {
             Some(rest) => (PathBuf::from("/"), rest.to_string()),
@@ -108,6 +113,10 @@ fn walk(dir: &Path, segments: &[&str], visits: &mut usize, out: &mut Vec<PathBuf
         return walk(&dir.join(".."), rest, visits, out);
     }
     if *first == "**" {
+        if rest.is_empty() {
+            // At the end, `**` reaches every file beneath as well as every folder.
+            return everything(dir, visits, out);
+        }
         // Zero folders, then each folder beneath (links are not followed).
         walk(dir, rest, visits, out)?;
         for (path, is_dir) in entries(dir, visits)? {
@@ -121,6 +130,19 @@ fn walk(dir: &Path, segments: &[&str], visits: &mut usize, out: &mut Vec<PathBuf
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if matches(first, &name) && (rest.is_empty() || is_dir || path.is_dir()) {
             walk(&path, rest, visits, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// `dir` and everything beneath it: files, links and folders (links are not followed).
+fn everything(dir: &Path, visits: &mut usize, out: &mut Vec<PathBuf>) -> Result<(), TooMuch> {
+    out.push(dir.to_path_buf());
+    for (path, is_dir) in entries(dir, visits)? {
+        if is_dir {
+            everything(&path, visits, out)?;
+        } else {
+            out.push(path);
         }
     }
     Ok(())
@@ -265,6 +287,13 @@ mod tests {
         assert_eq!(got("{.env,README.md}"), [".env", "README.md"]);
         assert_eq!(got("**/*.PEM"), ["sub/deep/server.pem"]);
         assert_eq!(got("sub/*"), ["sub/a.rs", "sub/deep"]);
+        // A trailing `**` reaches the files beneath, not only the folders; so does a folder.
+        let all = ["", ".env", "README.md", "sub", "sub/a.rs", "sub/deep", "sub/deep/server.pem"];
+        assert_eq!(got("**"), all);
+        assert_eq!(got("sub/**"), ["sub", "sub/a.rs", "sub/deep", "sub/deep/server.pem"]);
+        assert_eq!(got("{sub,nothing}/**"), ["sub", "sub/a.rs", "sub/deep", "sub/deep/server.pem"]);
+        assert_eq!(got("sub"), ["sub", "sub/a.rs", "sub/deep", "sub/deep/server.pem"]);
+        assert_eq!(got("."), all);
         assert!(got("nothing*").is_empty());
         let mut visits = MAX_VISITS;
         assert_eq!(reached(&dir, "**", &mut visits), Err(TooMuch));
