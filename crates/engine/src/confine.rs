@@ -6,7 +6,7 @@
 //! (`/**/*.md`) cannot be shown as a mount and is left out (fail closed), with a note. Denials
 //! are the other way round: a pattern with wildcards is expanded against the file system (the
 //! last segment by listing its folder; a `**` in the middle by a bounded walk of the writable
-//! grants), and every match is covered.
+//! grants and of a workspace shown read-only), and every match is covered.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -155,7 +155,17 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
         }
     }
     let roots: Vec<PathBuf> = spec.mounts.iter().filter(|m| m.access == Access::Write).map(|m| m.path.clone()).collect();
-    let mut tree = Tree::new(roots);
+    // A workspace shown read-only (a read-tier command) is walked too: a secret anywhere in it
+    // (`**/.env`) is hidden from `grep -r . .` as it is from a command that may write there.
+    let workspace = Path::new(&ctx.workspace);
+    let read: Vec<PathBuf> = spec
+        .mounts
+        .iter()
+        .filter(|m| m.access == Access::Read && m.path.starts_with(workspace))
+        .filter(|m| !roots.iter().any(|r| m.path.starts_with(r)))
+        .map(|m| m.path.clone())
+        .collect();
+    let mut tree = Tree::with_read(roots, read);
     for (patterns, access) in [(&grants.deny, Access::Hide), (&grants.deny_write, Access::Guard)] {
         for pattern in patterns {
             // What a pattern beneath the sandbox's own folders matches is dropped below anyway:
@@ -189,7 +199,7 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     let mut guards = grants.deny_write.clone();
     guards.extend(missing);
     if tree.cut {
-        notes.push(format!("more than {WALK_LIMIT} files in the writable grants: `**` denials were only partly applied"));
+        notes.push(format!("more than {WALK_LIMIT} files in the workspace and the writable grants: `**` denials were only partly applied"));
     }
     // Every command gets a fresh private /tmp, granted or not: never the host's.
     if !scratch.iter().any(|s| s == Path::new("/tmp")) {
@@ -226,7 +236,10 @@ pub(crate) fn missing_guarded(patterns: &[String], tree: &mut Tree) -> Vec<sweep
 /// The entries beneath some roots, walked once (lazily, on the first `**` pattern) and
 /// matched against every pattern.
 pub(crate) struct Tree {
+    /// The writable roots.
     roots: Vec<PathBuf>,
+    /// Every root walked: the writable ones, then read-only ones walked for denials only.
+    walked: Vec<PathBuf>,
     walk: Option<Walk>,
     /// Folders already listed for last-segment patterns (`/dev/sd*`, `/dev/nvme*`, ...).
     listings: Vec<(PathBuf, Vec<(PathBuf, String)>)>,
@@ -238,14 +251,22 @@ pub(crate) struct Tree {
 
 impl Tree {
     pub(crate) fn new(roots: Vec<PathBuf>) -> Tree {
-        Tree { roots, walk: None, listings: Vec::new(), cut: false, repos: None }
+        Tree::with_read(roots, Vec::new())
+    }
+
+    /// A tree over the writable `roots` whose walk also lists the read-only roots `read`:
+    /// `**` denials are found beneath both, while what concerns writes (repositories, missing
+    /// guarded paths) stays within the writable roots.
+    pub(crate) fn with_read(roots: Vec<PathBuf>, read: Vec<PathBuf>) -> Tree {
+        let walked = roots.iter().chain(&read).cloned().collect();
+        Tree { roots, walked, walk: None, listings: Vec::new(), cut: false, repos: None }
     }
 
     /// The walk: breadth-first (shallow paths first, so a cut drops the deepest), symlinks
     /// not followed, paths that are not UTF-8 left out (as are the entries beneath them).
     fn walk(&mut self) -> &Walk {
         if self.walk.is_none() {
-            let (walk, cut) = Walk::new(&self.roots, WALK_LIMIT);
+            let (walk, cut) = Walk::new(&self.walked, WALK_LIMIT);
             self.cut = cut;
             self.walk = Some(walk);
         }
@@ -276,13 +297,14 @@ impl Tree {
         self.repos.as_deref().unwrap_or_default()
     }
 
-    /// The folders below the roots that hold a `.git` (nested repositories, submodules), the
-    /// roots among them; found once.
+    /// The folders below the writable roots that hold a `.git` (nested repositories,
+    /// submodules), the roots among them; found once.
     pub(crate) fn repos(&mut self) -> &[PathBuf] {
         if self.repos.is_none() {
+            let roots = self.roots.clone();
             let walk = self.walk();
             let found = walk.named(".git").into_iter().filter_map(|i| Path::new(walk.path(i)).parent().map(Path::to_path_buf));
-            self.repos = Some(found.collect());
+            self.repos = Some(found.filter(|r| roots.iter().any(|root| r.starts_with(root))).collect());
         }
         self.repos.as_deref().unwrap_or_default()
     }
@@ -345,7 +367,7 @@ fn expand_shaped(pattern: &str, shaped: Shape, tree: &mut Tree) -> Vec<PathBuf> 
             // A walked root the pattern covers (a workspace inside `.ssh/`) makes every entry a
             // match: only the full scan finds them. Otherwise a match's own name fits the
             // pattern's last named segment (the folder itself, for a `.../NAME/**` pattern).
-            let cut = if tree.roots.iter().any(|r| r.to_str().is_some_and(|s| glob.matches(s))) { NameCut::Any } else { NameCut::of(pattern) };
+            let cut = if tree.walked.iter().any(|r| r.to_str().is_some_and(|s| glob.matches(s))) { NameCut::Any } else { NameCut::of(pattern) };
             let candidates = tree.candidates(&cut);
             let walk = tree.walk();
             let mut found: Vec<PathBuf> = Vec::new();

@@ -4,8 +4,12 @@
 use crate::support::{repo, stdout, tempdir, warden};
 
 fn run_json(ws: &std::path::Path, args: &[&str]) -> (serde_json::Value, Option<i32>) {
+    run_json_under("full-auto", ws, args)
+}
+
+fn run_json_under(policy: &str, ws: &std::path::Path, args: &[&str]) -> (serde_json::Value, Option<i32>) {
     let home = tempdir("run-home");
-    let policy = repo().join("policies/full-auto.policy");
+    let policy = repo().join(format!("policies/{policy}.policy"));
     let out = warden(ws, &home)
         .arg("run")
         .arg("--policy")
@@ -21,6 +25,29 @@ fn run_json(ws: &std::path::Path, args: &[&str]) -> (serde_json::Value, Option<i
     let text = stdout(&out);
     let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
     (v, out.status.code())
+}
+
+#[test]
+fn a_read_tier_command_does_not_see_the_workspace_s_secrets() {
+    // Under default, ci and readonly, `grep` is read tier: the workspace is shown read-only,
+    // and a whole-folder read must still not reach a secret anywhere in it (`**/.env`).
+    let ws = tempdir("run-read-secrets");
+    std::fs::create_dir_all(ws.join("services/api")).unwrap();
+    std::fs::create_dir_all(ws.join(".aws")).unwrap();
+    std::fs::write(ws.join(".env"), "API_KEY=top-dotenv-secret\n").unwrap();
+    std::fs::write(ws.join("services/api/.env"), "STRIPE=deep-dotenv-secret\n").unwrap();
+    std::fs::write(ws.join("services/deploy.pem"), "pem-secret\n").unwrap();
+    std::fs::write(ws.join(".aws/credentials"), "aws-secret\n").unwrap();
+    std::fs::write(ws.join("README.md"), "readme-visible\n").unwrap();
+    for policy in ["default", "ci", "readonly"] {
+        let (v, _) = run_json_under(policy, &ws, &["-c", "grep -rh . ."]);
+        assert_eq!(v["ran"], true, "{policy}: {v}");
+        let out = v["stdout"]["text"].as_str().unwrap();
+        assert!(out.contains("readme-visible"), "{policy}: {v}");
+        for secret in ["top-dotenv-secret", "deep-dotenv-secret", "pem-secret", "aws-secret"] {
+            assert!(!out.contains(secret), "{policy} showed {secret}: {out}");
+        }
+    }
 }
 
 #[test]
