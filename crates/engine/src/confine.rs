@@ -309,6 +309,17 @@ impl Tree {
         self.repos.as_deref().unwrap_or_default()
     }
 
+    /// The git folders below the writable roots that are not named `.git` (bare repositories,
+    /// `--separate-git-dir` folders, linked worktrees' folders), as the walk finds them.
+    pub(crate) fn other_gitdirs(&mut self) -> Vec<PathBuf> {
+        let roots = self.roots.clone();
+        crate::newrepo::gitdirs(self.walk())
+            .into_iter()
+            .filter(|g| g.file_name().is_some_and(|n| n != ".git"))
+            .filter(|g| roots.iter().any(|r| g.starts_with(r)))
+            .collect()
+    }
+
     /// The indices of the walked entries whose name fits `cut`, in walk order.
     fn candidates(&mut self, cut: &NameCut) -> Vec<usize> {
         let walk = self.walk();

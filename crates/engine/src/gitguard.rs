@@ -4,6 +4,9 @@
 //!
 //! - A `.git` *file* (a submodule's, a linked worktree's) names the folder git takes that
 //!   repository's config and hooks from.
+//! - A git folder not named `.git` (a bare repository, a `--separate-git-dir` folder) has a
+//!   config, hooks and a commondir no pattern names, and a `.git` file made later can point
+//!   git at it: guarded too.
 //! - `core.hooksPath` (in a repository's `.git/config`, or in the user's or the system's git
 //!   config) moves the hooks out of `.git/hooks`: to `.githooks/`, `.husky/_`, `tools/hooks/`,
 //!   relative to the repository's top when relative.
@@ -28,6 +31,18 @@ pub(crate) fn guards(tree: &mut Tree, env: &Environment, deny_write: &[String]) 
         return (present, patterns);
     }
     present.extend(pointers(tree));
+    // A git folder by another name (`git init --bare x.git`, `--separate-git-dir=gd`) is one
+    // too: a `.git` file made later can point git at it, and no pattern names it.
+    for dir in tree.other_gitdirs() {
+        for (name, folder) in GIT_RUNS {
+            let path = dir.join(name);
+            if path.symlink_metadata().is_ok() {
+                present.push(path);
+            } else {
+                patterns.push(if *folder { format!("{}/**", path.display()) } else { path.display().to_string() });
+            }
+        }
+    }
     for (path, folder) in config_paths(tree, env) {
         if !below(&path, tree.roots()) {
             continue;
@@ -40,6 +55,9 @@ pub(crate) fn guards(tree: &mut Tree, env: &Environment, deny_write: &[String]) 
     }
     (present, patterns)
 }
+
+/// What git runs, or takes what to run from, in a git folder: each with whether it is a folder.
+const GIT_RUNS: &[(&str, bool)] = &[("config", false), ("config.worktree", false), ("commondir", false), ("hooks", true)];
 
 /// Whether the policy guards git's files: one of its guarded patterns has `/.git/` in it.
 pub(crate) fn guards_git(deny_write: &[String]) -> bool {

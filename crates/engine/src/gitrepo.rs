@@ -42,7 +42,7 @@ pub fn unsafe_repository(analysis: &Analysis, cwd: &Path, home: &Path) -> Option
                         here.push(resolve(&at, d, home));
                     }
                 }
-                if let Some(why) = here.iter().find_map(|d| repository(d).and_then(|g| vet(&g))) {
+                if let Some(why) = here.iter().find_map(|d| repository(d).and_then(|g| g.map_or_else(Some, |g| vet(&g)))) {
                     return Some(why);
                 }
             }
@@ -63,19 +63,21 @@ fn resolve(at: &Path, path: &str, home: &Path) -> PathBuf {
 
 /// The git folder git would use from `dir`: the first `.git` up from it (a folder, a link, or
 /// a file naming one), or the first folder that is a git folder itself (a bare repository).
-fn repository(dir: &Path) -> Option<PathBuf> {
+/// An error when the `.git` there is something git would read as a file that this cannot read
+/// safely (a FIFO, which would hang git; a file too large).
+fn repository(dir: &Path) -> Option<Result<PathBuf, String>> {
     let mut at = Some(dir);
     for _ in 0..MAX_UP {
         let d = at?;
         let dot = d.join(".git");
         if let Ok(meta) = dot.symlink_metadata() {
-            if meta.is_file() {
-                return crate::newrepo::pointed(&dot).ok();
+            if meta.is_dir() || meta.file_type().is_symlink() {
+                return Some(Ok(dot));
             }
-            return Some(dot);
+            return Some(crate::newrepo::pointed(&dot).map_err(|why| format!("git would read {}, and {why}", dot.display())));
         }
         if is_gitdir(d) {
-            return Some(d.to_path_buf());
+            return Some(Ok(d.to_path_buf()));
         }
         at = d.parent();
     }
@@ -97,8 +99,12 @@ fn vet(g: &Path) -> Option<String> {
     }
     let shown = real.display();
     for name in ["config", "config.worktree", "commondir"] {
-        let path = real.join(name);
-        let Ok(text) = std::fs::read(&path) else { continue };
+        // Not followed, not blocked on: a FIFO there would hang git, and this check with it.
+        let text = match crate::newrepo::read(&real.join(name)) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
+            Err(why) => return Some(format!("the repository's git folder {shown} is not named .git, and {why}")),
+        };
         if name == "commondir" {
             return Some(format!("the repository's git folder {shown} is not named .git and has a commondir, which sends git elsewhere"));
         }
@@ -152,6 +158,28 @@ mod tests {
         assert_eq!(check("cd sub && git status"), None);
         tree(&evil, &[("hooks/post-checkout", "#!/bin/sh\n"), ("hooks/pre-commit.sample", "")]);
         assert!(check("cd sub && git status").is_some_and(|w| w.contains("hooks/post-checkout")));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_fifo_where_git_reads_is_refused_without_blocking() {
+        // A config or a `.git` file that is a FIFO would block a reader until someone writes
+        // it: the check must answer (refuse), not hang (this test would hang).
+        let dir = std::env::temp_dir().join(format!("warden-gitrepo-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (ws, home) = (dir.join("ws"), dir.join("home"));
+        let bare = ws.join("bare");
+        tree(&bare, &[("HEAD", "ref: refs/heads/main\n")]);
+        std::fs::create_dir_all(bare.join("objects")).unwrap();
+        std::fs::create_dir_all(bare.join("refs")).unwrap();
+        rustix::fs::mknodat(rustix::fs::CWD, &bare.join("config"), rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0).unwrap();
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        rustix::fs::mknodat(rustix::fs::CWD, &ws.join("sub/.git"), rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0).unwrap();
+        let check = |cmd: &str| unsafe_repository(&warden_shell::analyse(cmd), &ws, &home);
+        let why = check("cd bare && git status").expect("a FIFO config is refused");
+        assert!(why.contains("config is not a file"), "{why}");
+        let why = check("git -C sub status").expect("a FIFO .git is refused");
+        assert!(why.contains(".git is not a file"), "{why}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

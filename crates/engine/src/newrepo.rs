@@ -29,7 +29,7 @@ use crate::confine::Tree;
 use crate::walk::{Stamp, Walk};
 
 mod vet;
-pub(crate) use vet::pointed;
+pub(crate) use vet::{pointed, read};
 use vet::{MAX_HOOKS, Vet};
 
 /// What the walk before the run found: the git folders there were, and every folder's inode.
@@ -79,7 +79,7 @@ impl Before {
 /// named `.git`, and every folder holding a `HEAD` beside `objects/` and `refs/` (a bare
 /// repository, a submodule's folder in `.git/modules/`) or beside a `commondir` (a linked
 /// worktree's).
-fn gitdirs(walk: &Walk) -> Vec<PathBuf> {
+pub(crate) fn gitdirs(walk: &Walk) -> Vec<PathBuf> {
     let paths = |name: &str| -> HashSet<&str> { walk.named(name).into_iter().map(|i| walk.path(i)).collect() };
     let (objects, refs, commondir) = (paths("objects"), paths("refs"), paths("commondir"));
     let mut out: Vec<PathBuf> = walk.named(".git").into_iter().map(|i| PathBuf::from(walk.path(i))).collect();

@@ -178,6 +178,29 @@ fn a_repository_the_command_makes_is_read_after_the_run() {
 }
 
 #[test]
+fn a_git_folder_by_another_name_is_guarded_like_dot_git() {
+    // What an earlier run left: a bare repository (`git init --bare .cache-gd`), which passed
+    // the check of new repositories. A later run must not make it run code on the host's next
+    // git: its config and hooks are guarded, and a `.git` file pointing at it changes nothing.
+    let ws = tempdir("run-other-gitdir");
+    let gd = ws.join(".cache-gd");
+    for d in ["objects", "refs/heads", "hooks"] {
+        std::fs::create_dir_all(gd.join(d)).unwrap();
+    }
+    std::fs::write(gd.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let config = "[core]\n\trepositoryformatversion = 0\n\tbare = true\n";
+    std::fs::write(gd.join("config"), config).unwrap();
+    let attack = "printf '\\tfsmonitor = touch pwned\\n' >> .cache-gd/config; \
+                  printf '#!/bin/sh\\ntouch pwned\\n' > .cache-gd/hooks/post-checkout; \
+                  echo 'ref: x' > .cache-gd/commondir; echo 'gitdir: .cache-gd' > .git; true";
+    let (v, _) = run_json(&ws, &["-c", attack]);
+    assert_eq!(v["ran"], true, "{v}");
+    assert_eq!(std::fs::read_to_string(gd.join("config")).unwrap(), config, "{v}");
+    assert!(!gd.join("hooks/post-checkout").exists(), "{v}");
+    assert!(!gd.join("commondir").exists(), "{v}");
+}
+
+#[test]
 fn a_repository_git_init_makes_keeps_its_config_and_hooks() {
     // A scaffolded project: `git init` in a workspace that is no repository. Its `.git/config`
     // and hooks are guarded paths that did not exist; they are read as git reads them, and

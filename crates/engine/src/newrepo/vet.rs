@@ -159,17 +159,31 @@ pub(crate) fn pointed(file: &Path) -> Result<PathBuf, String> {
 
 /// A regular file's bytes (`None` when nothing is there); an error for a link, something else,
 /// or a file too large.
-fn read(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    let Ok(meta) = path.symlink_metadata() else { return Ok(None) };
+///
+/// The file is opened without following a link and without blocking, then checked as opened:
+/// a FIFO put there (before, or between a check and the open) cannot hang the reader.
+pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    use std::io::Read;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if meta.file_type().is_symlink() {
-        return Err(format!("its {name} is a link"));
-    }
-    if !meta.is_file() {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return Ok(None),
+        Err(rustix::io::Errno::LOOP) => return Err(format!("its {name} is a link")),
+        Err(e) => return Err(format!("its {name} cannot be read: {e}")),
+    };
+    let stat = rustix::fs::fstat(&fd).map_err(|e| format!("its {name} cannot be read: {e}"))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
         return Err(format!("its {name} is not a file"));
     }
-    if meta.len() > MAX_READ {
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(MAX_READ + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("its {name} cannot be read: {e}"))?;
+    if bytes.len() as u64 > MAX_READ {
         return Err(format!("its {name} is larger than {MAX_READ} bytes"));
     }
-    std::fs::read(path).map(Some).map_err(|e| format!("its {name} cannot be read: {e}"))
+    Ok(Some(bytes))
 }
