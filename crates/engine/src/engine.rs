@@ -162,7 +162,21 @@ impl Engine {
             }
             Query::Tool { name, path } => {
                 let request = Request { agent, action: Action::Tool { name, path } };
-                (self.policy.decide(&request, &self.context), None)
+                let mut d = self.policy.decide(&request, &self.context);
+                // Under a hook the agent's own tool writes the host: a repository made through
+                // it (`x/HEAD` beside `x/config` setting `core.fsmonitor`, a `.git` file) would
+                // run its config on the host's next git, and nothing reads it after.
+                if self.follow_links
+                    && matches!(name, "write_file" | "edit_file")
+                    && d.verdict != warden_policy::ast::Verdict::Deny
+                    && let Some(path) = path
+                {
+                    let at = Path::new(&self.context.workspace).join(&self.context.cwd).join(path);
+                    if let Some(why) = crate::gitrepo::git_own(&crate::leads::lexical(&at)) {
+                        d.overrule(format!("{why}; a hook confines nothing, so the agent's file tools do not write it"));
+                    }
+                }
+                (d, None)
             }
         };
         Explanation {

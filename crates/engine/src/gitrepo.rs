@@ -52,6 +52,23 @@ pub fn unsafe_repository(analysis: &Analysis, cwd: &Path, home: &Path) -> Option
     None
 }
 
+/// Why a file tool should not write `path` (absolute, `..` resolved), when it is one of git's
+/// own: a `.git` (a folder, or a file naming one) or anything in it, a `HEAD` or `commondir`
+/// (which make a folder one git takes for a repository's), or anything in a folder that is a
+/// git folder already (a bare repository's `config`, its `hooks/`).
+pub fn git_own(path: &Path) -> Option<String> {
+    let shown = path.display();
+    if path.components().any(|c| c == Component::Normal(".git".as_ref())) {
+        return Some(format!("`{shown}` is in a git folder"));
+    }
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    if name == "HEAD" || name == "commondir" {
+        return Some(format!("`{shown}` would make its folder a git folder"));
+    }
+    let folder = path.ancestors().skip(1).take(MAX_UP).find(|d| is_gitdir(d))?;
+    Some(format!("`{shown}` is in {}, a git folder", folder.display()))
+}
+
 /// `path` from `at` (`~` is `home`), `..` taken by name.
 fn resolve(at: &Path, path: &str, home: &Path) -> PathBuf {
     let joined = match path.strip_prefix('~') {
@@ -158,6 +175,22 @@ mod tests {
         assert_eq!(check("cd sub && git status"), None);
         tree(&evil, &[("hooks/post-checkout", "#!/bin/sh\n"), ("hooks/pre-commit.sample", "")]);
         assert!(check("cd sub && git status").is_some_and(|w| w.contains("hooks/post-checkout")));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn git_s_own_files_are_known_wherever_they_are() {
+        let dir = std::env::temp_dir().join(format!("warden-gitrepo-own-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        tree(&dir, &[("bare.git/HEAD", "ref: refs/heads/main\n"), ("src/main.rs", "")]);
+        std::fs::create_dir_all(dir.join("bare.git/objects")).unwrap();
+        std::fs::create_dir_all(dir.join("bare.git/refs")).unwrap();
+        for own in ["sub/.git", ".git/config", "a/.git/info/exclude", "x/HEAD", "x/commondir", "bare.git/config", "bare.git/hooks/pre-commit"] {
+            assert!(git_own(&dir.join(own)).is_some(), "{own}");
+        }
+        for other in ["src/main.rs", "x/config", "config", "notes/HEADER.md", ".gitignore", ".github/workflows/ci.yml"] {
+            assert_eq!(git_own(&dir.join(other)), None, "{other}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -337,6 +337,34 @@ fn the_agent_s_project_folder_keeps_its_layer_wherever_the_model_moves_the_cwd()
 }
 
 #[test]
+fn the_agent_s_file_tools_do_not_make_a_repository_git_would_run() {
+    // Under a hook the agent's Write runs on the host: `x/HEAD` beside `x/config` setting
+    // `core.fsmonitor` (or a `.git` file) is a repository the host's next `git status` runs.
+    let dir = tempdir("hook-git-own");
+    let ws = dir.join("repo");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    for d in ["bare.git/objects", "bare.git/refs", "src"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    std::fs::write(ws.join("bare.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let policy = repo().join("policies/ci.policy");
+    let write = |path: &str| {
+        let input = input_with("claude-code", "write-src.json", |v| {
+            v["cwd"] = ws.to_str().unwrap().into();
+            v["tool_input"]["file_path"] = path.into();
+        });
+        answer("claude-code", &hook_in(&ws, &dir, "claude-code", &["--policy", policy.to_str().unwrap()], &input))
+    };
+    for path in ["sub2/HEAD", "sub2/commondir", "sub/.git", "bare.git/config", "bare.git/hooks/post-checkout"] {
+        let (verdict, reason) = write(path);
+        assert_eq!(verdict, "deny", "{path}: {reason}");
+        assert!(reason.contains("git folder"), "{path}: {reason}");
+    }
+    assert_eq!(write("src/main.rs").0, "allow");
+    assert_eq!(write("sub2/config").0, "allow");
+}
+
+#[test]
 fn gemini_read_many_files_entries_are_judged_by_every_file_they_reach() {
     // Gemini globs each entry with dot files and without regard to case: all of these read
     // `.env` or a key, though none names it as written.
