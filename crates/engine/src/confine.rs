@@ -187,6 +187,15 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
             }
         }
     }
+    // A unix socket file in a folder shown to the command is a way out to whatever host
+    // process listens on it (git's fsmonitor daemon, a language server, a `docker.sock`):
+    // Landlock below ABI 9 cannot refuse the connect, so each one the walk finds is covered.
+    let sockets: Vec<PathBuf> = tree.walked().sockets().map(PathBuf::from).collect();
+    for path in sockets {
+        if !spec.mounts.iter().any(|m| m.path == path && m.access == Access::Hide) {
+            spec.mounts.push(Mount { path, access: Access::Hide });
+        }
+    }
     // What git runs or takes its config from, wherever the workspace keeps it: guarded with
     // the policy's git patterns (`gitguard.rs`).
     // Missing ones are noted with the policy's missing guarded paths and swept after the run.
@@ -271,6 +280,11 @@ impl Tree {
             self.walk = Some(walk);
         }
         self.walk.get_or_insert_with(Walk::default)
+    }
+
+    /// The walk (taken now if it was not yet).
+    pub(crate) fn walked(&mut self) -> &Walk {
+        self.walk()
     }
 
     /// The walk (taken now if it was not yet), moved out of the tree, and whether it was cut.

@@ -25,6 +25,8 @@ pub(crate) struct Walk {
     started: Time,
     /// The folders left out because their names are not UTF-8 (with everything beneath).
     opaque: Vec<PathBuf>,
+    /// The entries that are unix socket files.
+    sockets: Vec<usize>,
 }
 
 /// Seconds and nanoseconds of the wall clock.
@@ -119,9 +121,12 @@ impl Walk {
                 }
                 let parent = Path::new(w.text.get(start..end).unwrap_or_default());
                 w.opaque.extend(listing.opaque.iter().map(|name| parent.join(name)));
-                for &(from, to, dir, ino) in &listing.entries {
+                for (k, &(from, to, dir, ino)) in listing.entries.iter().enumerate() {
                     if w.spans.len() >= limit {
                         return (w, true);
+                    }
+                    if listing.sockets.contains(&k) {
+                        w.sockets.push(w.spans.len());
                     }
                     let name = listing.names.get(from..to).unwrap_or_default();
                     let at = w.text.len();
@@ -142,6 +147,12 @@ impl Walk {
             level = next;
         }
         (w, false)
+    }
+
+    /// The unix socket files walked (a host process may listen on one: connecting to it
+    /// would reach out of the sandbox).
+    pub(crate) fn sockets(&self) -> impl Iterator<Item = &str> {
+        self.sockets.iter().map(|&i| self.path(i))
     }
 
     /// Every folder listed, the roots first, with its inode then.
@@ -221,6 +232,8 @@ struct Listing {
     root_ino: Option<u64>,
     /// The names of its folders that are not UTF-8.
     opaque: Vec<std::ffi::OsString>,
+    /// Which of `entries` are unix socket files.
+    sockets: Vec<usize>,
 }
 
 /// Lists `dirs` into `out` (one listing each, same order): the second half on a thread of its
@@ -271,6 +284,7 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
     out.names.clear();
     out.entries.clear();
     out.opaque.clear();
+    out.sockets.clear();
     out.opened = false;
     out.root_ino = None;
     if cap == 0 {
@@ -287,13 +301,13 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
     }
     let mut entries = RawDir::new(&fd, buf);
     while let Some(Ok(entry)) = entries.next() {
-        let dir = match entry.file_type() {
-            FileType::Directory => true,
+        let kind = match entry.file_type() {
             // No type from the file system: ask it (without following a symlink).
             FileType::Unknown => rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
-                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
-            _ => false,
+                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode)),
+            kind => kind,
         };
+        let dir = kind == FileType::Directory;
         let Ok(name) = entry.file_name().to_str() else {
             if dir {
                 out.opaque.push(std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_os_string());
@@ -305,6 +319,9 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
         }
         let from = out.names.len();
         out.names.push_str(name);
+        if kind == FileType::Socket {
+            out.sockets.push(out.entries.len());
+        }
         out.entries.push((from, out.names.len(), dir, entry.ino()));
         if out.entries.len() >= cap {
             return;

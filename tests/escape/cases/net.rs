@@ -111,5 +111,20 @@ print("END")"#;
             .deny("fs.read", "{out}/agent.sock")
             .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
         }),
+        case("unix-path-connect-in-workspace", |fx| {
+            // A host process listening on a socket file inside the workspace (git's fsmonitor
+            // daemon, a language server): shown by the mount, and Landlock ABI 7 cannot refuse
+            // the connect.
+            let probe = UnixProbe::at_path(&fx.ws.join("host.sock"))?;
+            let code = r#"import socket
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("{ws}/host.sock"); s.sendall(b"pwned"); print("connected")
+except OSError as e:
+    print("refused", e.errno)
+print("END")"#;
+            Ok(Attack::new(&py(code))
+                .deny("net.connect", "{ws}/host.sock")
+                .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
+        }),
     ]
 }
