@@ -94,16 +94,10 @@ print("END")"#
         case("unix-path-connect", |fx| {
             let path = fx.outside.join("agent.sock");
             let probe = UnixProbe::at_path(&path)?;
-            let code = r#"import socket
-try:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("{out}/agent.sock"); s.sendall(b"pwned"); print("connected")
-except OSError as e:
-    print("refused", e.errno)
-print("END")"#;
             Ok(Attack::new(&format!(
                 "{}; ln -s {{out}}/agent.sock {{ws}}/a.sock; {}",
-                py(code),
-                py(&code.replace("{out}/agent.sock", "{ws}/a.sock"))
+                py(&unix_connect("{out}/agent.sock")),
+                py(&unix_connect("{ws}/a.sock"))
             ))
             .deny("net.connect", "{out}/agent.sock")
             .deny("net.connect", "{ws}/a.sock")
@@ -116,15 +110,22 @@ print("END")"#;
             // daemon, a language server): shown by the mount, and Landlock ABI 7 cannot refuse
             // the connect.
             let probe = UnixProbe::at_path(&fx.ws.join("host.sock"))?;
-            let code = r#"import socket
-try:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("{ws}/host.sock"); s.sendall(b"pwned"); print("connected")
-except OSError as e:
-    print("refused", e.errno)
-print("END")"#;
-            Ok(Attack::new(&py(code))
+            Ok(Attack::new(&py(&unix_connect("{ws}/host.sock")))
                 .deny("net.connect", "{ws}/host.sock")
                 .check(move |_, out| reached(out, "END").and(probe.assert_silent())))
         }),
     ]
+}
+
+/// Python that connects to the unix socket file `path` and sends to it, printing `connected`
+/// or `refused ERRNO`, then `END`.
+fn unix_connect(path: &str) -> String {
+    format!(
+        r#"import socket
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("{path}"); s.sendall(b"pwned"); print("connected")
+except OSError as e:
+    print("refused", e.errno)
+print("END")"#
+    )
 }
