@@ -29,6 +29,10 @@ const OWN: &[&str] = &["/dev", "/proc", "/sys"];
 const SCRATCH: &[&str] = &["/tmp", "/var/tmp"];
 /// At most this many entries are visited to expand `**` denials.
 pub(crate) const WALK_LIMIT: usize = 50_000;
+/// Past [`WALK_LIMIT`], at most this many entries are looked at by name only (`walk::sparse`):
+/// a workspace with `node_modules`, or one a command filled on purpose, still has its deep
+/// secrets covered.
+pub(crate) const SPARSE_LIMIT: usize = 2_000_000;
 /// Variables every command gets when the caller has them.
 const BASE_ENV: &[&str] =
     &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "SHELL"];
@@ -166,6 +170,8 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
         .map(|m| m.path.clone())
         .collect();
     let mut tree = Tree::with_read(roots, read);
+    // The names a deep match may have, for the look by name past the walk's limit.
+    tree.cuts = grants.deny.iter().chain(&grants.deny_write).filter(|p| matches!(shape(p), Shape::Deep(_))).map(|p| NameCut::of(p)).collect();
     for (patterns, access) in [(&grants.deny, Access::Hide), (&grants.deny_write, Access::Guard)] {
         for pattern in patterns {
             // What a pattern beneath the sandbox's own folders matches is dropped below anyway:
@@ -207,8 +213,10 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     }
     let mut guards = grants.deny_write.clone();
     guards.extend(missing);
-    if tree.cut {
-        notes.push(format!("more than {WALK_LIMIT} files in the workspace and the writable grants: `**` denials were only partly applied"));
+    if tree.sparse.as_ref().is_some_and(|(_, cut)| *cut) {
+        notes.push(format!(
+            "more than {SPARSE_LIMIT} files in the workspace and the writable grants: `**` denials were only partly applied"
+        ));
     }
     // Every command gets a fresh private /tmp, granted or not: never the host's.
     if !scratch.iter().any(|s| s == Path::new("/tmp")) {
@@ -252,8 +260,15 @@ pub(crate) struct Tree {
     walk: Option<Walk>,
     /// Folders already listed for last-segment patterns (`/dev/sd*`, `/dev/nvme*`, ...).
     listings: Vec<(PathBuf, Vec<(PathBuf, String)>)>,
-    /// Whether the walk stopped at [`WALK_LIMIT`].
+    /// The most entries the walk keeps ([`WALK_LIMIT`]; smaller in tests).
+    limit: usize,
+    /// Whether the walk stopped at its limit.
     pub cut: bool,
+    /// The names deep denials may match ([`NameCut`]), for [`Tree::sparse`].
+    pub cuts: Vec<NameCut>,
+    /// Past the walk's limit: the paths whose names fit [`Tree::cuts`], and whether that look
+    /// stopped at [`SPARSE_LIMIT`] too (taken once, when a cut walk is first matched).
+    pub sparse: Option<(Vec<String>, bool)>,
     /// [`Tree::repos`].
     repos: Option<Vec<PathBuf>>,
 }
@@ -268,14 +283,14 @@ impl Tree {
     /// guarded paths) stays within the writable roots.
     pub(crate) fn with_read(roots: Vec<PathBuf>, read: Vec<PathBuf>) -> Tree {
         let walked = roots.iter().chain(&read).cloned().collect();
-        Tree { roots, walked, walk: None, listings: Vec::new(), cut: false, repos: None }
+        Tree { roots, walked, walk: None, listings: Vec::new(), limit: WALK_LIMIT, cut: false, cuts: Vec::new(), sparse: None, repos: None }
     }
 
     /// The walk: breadth-first (shallow paths first, so a cut drops the deepest), symlinks
     /// not followed, paths that are not UTF-8 left out (as are the entries beneath them).
     fn walk(&mut self) -> &Walk {
         if self.walk.is_none() {
-            let (walk, cut) = Walk::new(&self.walked, WALK_LIMIT);
+            let (walk, cut) = Walk::new(&self.walked, self.limit);
             self.cut = cut;
             self.walk = Some(walk);
         }
@@ -332,6 +347,17 @@ impl Tree {
             .filter(|g| g.file_name().is_some_and(|n| n != ".git"))
             .filter(|g| roots.iter().any(|r| g.starts_with(r)))
             .collect()
+    }
+
+    /// When the walk was cut: the paths past it whose names fit one of [`Tree::cuts`]
+    /// (looked for once, beneath every walked root). Empty when the walk was whole.
+    fn sparse(&mut self) -> &[String] {
+        self.walk();
+        if self.cut && self.sparse.is_none() {
+            let cuts = &self.cuts;
+            self.sparse = Some(crate::walk::sparse(&self.walked, |name| cuts.iter().any(|c| c.fits_bytes(name)), SPARSE_LIMIT));
+        }
+        self.sparse.as_ref().map(|(found, _)| found.as_slice()).unwrap_or_default()
     }
 
     /// The indices of the walked entries whose name fits `cut`, in walk order.
@@ -396,12 +422,19 @@ fn expand_shaped(pattern: &str, shaped: Shape, tree: &mut Tree) -> Vec<PathBuf> 
             let candidates = tree.candidates(&cut);
             let walk = tree.walk();
             let mut found: Vec<PathBuf> = Vec::new();
-            for text in candidates.into_iter().map(|i| walk.path(i)) {
+            let mut add = |text: &str| {
                 let path = Path::new(text);
                 // A match inside a folder already matched is covered with it.
                 if path.starts_with(&prefix) && glob.matches(text) && !found.iter().any(|f| path.starts_with(f)) {
                     found.push(path.to_path_buf());
                 }
+            };
+            for text in candidates.into_iter().map(|i| walk.path(i)) {
+                add(text);
+            }
+            // Past the walk's limit, by name (a shallower match found there covers the rest).
+            for text in tree.sparse().iter().filter(|t| cut.fits(t.rsplit('/').next().unwrap_or_default())) {
+                add(text);
             }
             found
         }
@@ -672,6 +705,25 @@ pub(crate) mod tests {
         let walk = via_link.walk();
         let got: Vec<&str> = (0..walk.len()).map(|i| walk.path(i)).collect();
         assert!(got.iter().any(|p| p.ends_with("d/link/b/.env")), "{got:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn deep_denials_past_the_walk_s_limit_are_found_by_name() {
+        // A command can fill the workspace past the walk's limit on purpose (or a
+        // `node_modules` does): the secrets deeper down are still found.
+        let dir = plant("sparse", &["aaa", "services/api/deep"], &["services/api/deep/.env", "services/key.pem", "b.txt"]);
+        for i in 0..40 {
+            std::fs::write(dir.join(format!("aaa/f{i}")), "").unwrap();
+        }
+        let patterns = [format!("{}/**/.env", dir.display()), format!("{}/**/*.pem", dir.display())];
+        let mut tree = Tree::new(vec![dir.clone()]);
+        tree.limit = 10;
+        tree.cuts = patterns.iter().map(|p| NameCut::of(p)).collect();
+        assert_eq!(expand(&patterns[0], &mut tree), vec![dir.join("services/api/deep/.env")]);
+        assert_eq!(expand(&patterns[1], &mut tree), vec![dir.join("services/key.pem")]);
+        assert!(tree.cut);
+        assert_eq!(tree.sparse.as_ref().map(|(_, cut)| *cut), Some(false));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

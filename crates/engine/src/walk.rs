@@ -329,6 +329,54 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
     }
 }
 
+/// Past a [`Walk`]'s limit: the paths beneath `roots` whose name `keep` accepts, found by a
+/// plain breadth-first listing that records nothing else (so it costs little memory per
+/// entry), looking at `limit` entries at most; whether there were more. Links are not
+/// followed below a root, as in the walk.
+pub(crate) fn sparse(roots: &[PathBuf], keep: impl Fn(&[u8]) -> bool, limit: usize) -> (Vec<String>, bool) {
+    let mut found = Vec::new();
+    let mut queue: std::collections::VecDeque<(String, bool)> =
+        roots.iter().filter_map(|r| r.to_str()).map(|r| (r.to_string(), true)).collect();
+    let mut buf = getdents_buffer();
+    let mut seen = 0usize;
+    while let Some((dir, root)) = queue.pop_front() {
+        let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if !root {
+            flags |= OFlags::NOFOLLOW;
+        }
+        let Ok(fd) = rustix::fs::openat(rustix::fs::CWD, dir.as_str(), flags, Mode::empty()) else { continue };
+        let mut entries = RawDir::new(&fd, &mut buf);
+        while let Some(Ok(entry)) = entries.next() {
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            seen += 1;
+            if seen > limit {
+                return (found, true);
+            }
+            let folder = match entry.file_type() {
+                FileType::Directory => true,
+                FileType::Unknown => rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
+                _ => false,
+            };
+            let (keeps, Ok(name)) = (keep(name), std::str::from_utf8(name)) else { continue };
+            if !keeps && !folder {
+                continue;
+            }
+            let path = if dir.ends_with('/') { format!("{dir}{name}") } else { format!("{dir}/{name}") };
+            if keeps {
+                found.push(path.clone());
+            }
+            if folder {
+                queue.push_back((path, false));
+            }
+        }
+    }
+    (found, false)
+}
+
 /// The name index's key. A fast hash, not a keyed one: names that collide (a workspace can be
 /// made to hold such names) only share one chain, which [`Walk::named`] checks name by name,
 /// and the map over these keys keeps the standard randomised hasher.
