@@ -233,7 +233,7 @@ impl Session {
     /// An allowed command within its budgets: the sandbox is built while the decision record is
     /// written, and the command starts only once the record is on disk (the sandbox's gate).
     fn exec_allowed(&mut self, explanation: Explanation, subject: String, input: Input, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
-        let entry = self.decision_entry(&explanation, "exec", input.clone());
+        let entry = self.scrub(self.decision_entry(&explanation, "exec", input.clone()));
         let mut gate = Gate { explanation, refused: None, decision_seq: None, pending: false, tool: "exec".into(), subject, path: None, input };
         let opts = self.cleared_opts(&gate, opts);
         self.spent.commands += 1;
@@ -546,9 +546,7 @@ impl Session {
         }
     }
 
-    fn entry(&self, kind: Kind, tool: &str, mut input: Input) -> Entry {
-        input.command = input.command.map(|c| self.redactor.redact(&c));
-        input.argv = input.argv.map(|a| a.iter().map(|w| self.redactor.redact(w)).collect());
+    fn entry(&self, kind: Kind, tool: &str, input: Input) -> Entry {
         Entry {
             kind,
             session: self.config.id.clone(),
@@ -566,8 +564,52 @@ impl Session {
     }
 
     fn record(&mut self, entry: &Entry) -> Result<Option<Receipt>, SessionError> {
-        append(&mut self.log, entry)
+        let entry = self.scrub(entry.clone());
+        append(&mut self.log, &entry)
     }
+
+    /// `entry` with secrets redacted from every field that can quote the request: the command
+    /// and its words, the path, the decision's reason (which repeats the command when no rule
+    /// matches), why a run was refused, the denials' targets and the note. An argv's words are
+    /// also redacted two and three at a time, so that `--password VALUE` and
+    /// `Authorization: Bearer VALUE`, split over words, are seen whole.
+    fn scrub(&self, mut entry: Entry) -> Entry {
+        let r = &*self.redactor;
+        let input = &mut entry.input;
+        input.command = input.command.as_deref().map(|c| r.redact(c));
+        input.argv = input.argv.as_deref().map(|a| redact_words(r, a));
+        input.path = input.path.as_deref().map(|p| r.redact(p));
+        if let Some(d) = &mut entry.decision {
+            d.reason = r.redact(&d.reason);
+        }
+        if let Some(o) = &mut entry.outcome {
+            o.refused = o.refused.as_deref().map(|t| r.redact(t));
+            for d in &mut o.denials {
+                d.target = r.redact(&d.target);
+            }
+        }
+        entry.note = entry.note.as_deref().map(|n| r.redact(n));
+        entry
+    }
+}
+
+/// `words` redacted one by one, and each word redacted whole when it is a secret only joined
+/// with the one or two words before it (`--token VALUE`, `Authorization: Bearer VALUE`).
+fn redact_words(r: &Redactor, words: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = words.iter().map(|w| r.redact(w)).collect();
+    for width in [2, 3] {
+        for end in width..=words.len() {
+            let Some((last, before)) = words.get(end - width..end).and_then(<[String]>::split_last) else { continue };
+            let before = before.join(" ");
+            // The last word is a secret only if the words before it make it one.
+            if r.redact(&format!("{before} {last}")) != format!("{} {}", r.redact(&before), r.redact(last))
+                && let Some(last) = out.get_mut(end - 1)
+            {
+                *last = crate::redact::MARK.to_string();
+            }
+        }
+    }
+    out
 }
 
 /// Appends `entry` to the log, when there is one.
@@ -584,3 +626,20 @@ fn append(log: &mut Option<Log>, entry: &Entry) -> Result<Option<Receipt>, Sessi
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_argv_s_secrets_split_over_words_are_redacted_and_nothing_else() {
+        let r = Redactor::new(&[]).unwrap();
+        let words = |w: &[&str]| redact_words(&r, &w.iter().map(|s| (*s).to_string()).collect::<Vec<_>>());
+        assert_eq!(words(&["mycli", "--token", "ABCSECRET123", "run"]), ["mycli", "--token", "[REDACTED]", "run"]);
+        assert_eq!(words(&["mysql", "--password", "pw", "db"]), ["mysql", "--password", "[REDACTED]", "db"]);
+        assert_eq!(
+            words(&["curl", "-H", "Authorization:", "Bearer", "abcSECRETtoken", "https://x"]),
+            ["curl", "-H", "Authorization:", "Bearer", "[REDACTED]", "https://x"]
+        );
+        assert_eq!(words(&["cargo", "test", "--release"]), ["cargo", "test", "--release"]);
+    }
+}

@@ -82,6 +82,29 @@ fn secrets_are_redacted_in_the_log() {
 }
 
 #[test]
+fn secrets_are_redacted_from_every_field_that_quotes_the_request() {
+    // The reason repeats the command when no rule matches; an argv splits `--token VALUE`
+    // over two words.
+    let fx = fx("sess-redact-reason");
+    run(&fx, "full-auto.policy", &[], "psql postgresql://admin:S3cretPassw0rd@127.0.0.1/prod -c 'select 1'");
+    let out = warden(&fx.ws, &fx.home)
+        .args(["run", "--policy"])
+        .arg(repo().join("policies/full-auto.policy"))
+        .arg("--workspace")
+        .arg(&fx.ws)
+        .arg("--audit-log")
+        .arg(&fx.log)
+        .args(["--json", "--", "mycli", "--token", "ABCSECRETTOKEN123", "--password", "hunter2SECRET"])
+        .output()
+        .unwrap();
+    assert!(!stdout(&out).is_empty(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&fx.log).unwrap();
+    for secret in ["S3cretPassw0rd", "ABCSECRETTOKEN123", "hunter2SECRET"] {
+        assert!(!text.contains(secret), "{secret} is in the log: {text}");
+    }
+}
+
+#[test]
 fn ask_without_a_terminal_is_refused_and_recorded_with_who_refused() {
     let fx = fx("sess-ask");
     let (v, code) = run(&fx, "default.policy", &[], "mkdir build");
