@@ -220,17 +220,36 @@ impl Log {
 impl Log {
     /// Refuses to continue a log that ends before its head checkpoint, or whose last record
     /// is not the one the checkpoint names: appending would overwrite the checkpoint and hide
-    /// that records were removed. (A checkpoint one record behind is a crash between the
-    /// log's sync and the checkpoint's write, and is fine.)
+    /// that records were removed. So does a log that runs more than one record past its
+    /// checkpoint, or has records and no checkpoint at all: warden moves the checkpoint with
+    /// every record, so records past it were appended by something else (appending would
+    /// seal them under a new checkpoint), and a checkpoint removed hides a cut tail. (A
+    /// checkpoint one record behind, or missing beside the first record, is a crash between
+    /// the log's sync and the checkpoint's write, and is fine.)
     fn check_head(&self, tail: &Tail) -> Result<(), AuditError> {
         let head = crate::verify::read_checkpoint(&self.head_path).map_err(|message| AuditError::Damaged { message })?;
-        let Some(head) = head else { return Ok(()) };
-        let what = if head.seq > tail.seq {
-            format!("ends at record {} but its head checkpoint names record {}: records are missing", tail.seq, head.seq)
-        } else if head.seq == tail.seq && head.hash != tail.hash {
-            format!("has another record {} than its head checkpoint names", head.seq)
-        } else {
-            return Ok(());
+        let what = match head {
+            None if tail.seq > 1 => format!(
+                "has {} records but no head checkpoint `{}`: a cut tail could not be told",
+                tail.seq,
+                self.head_path.display()
+            ),
+            None => return Ok(()),
+            Some(head) if head.seq > tail.seq => {
+                format!("ends at record {} but its head checkpoint names record {}: records are missing", tail.seq, head.seq)
+            }
+            Some(head) if head.seq == tail.seq && head.hash != tail.hash => {
+                format!("has another record {} than its head checkpoint names", head.seq)
+            }
+            Some(head) if tail.seq > head.seq + 1 => format!(
+                "runs to record {} past its head checkpoint (record {}): warden moves the checkpoint with every record it \
+                 writes, so records {}..={} were not written by warden (or the checkpoint was put back)",
+                tail.seq,
+                head.seq,
+                head.seq + 2,
+                tail.seq
+            ),
+            Some(_) => return Ok(()),
         };
         Err(AuditError::Damaged {
             message: format!("the log `{}` {what}; run `warden audit verify`, and move the log aside to start a new one", self.path.display()),

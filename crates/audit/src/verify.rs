@@ -115,7 +115,30 @@ pub fn verify_with(path: &Path, checkpoint: Option<&Receipt>) -> Result<VerifyRe
         ));
     }
     compare_checkpoints(&mut report, &at_checkpoints);
+    past_head(&mut report, &head_file.display().to_string());
     Ok(report)
+}
+
+/// A log that runs more than one record past its own `<log>.head`: warden moves that
+/// checkpoint with every record it writes (a crash leaves it one behind), so the records past
+/// it were not written by warden. (A `--head` kept elsewhere is older by nature: records after
+/// it are expected.)
+fn past_head(report: &mut VerifyReport, head_file: &str) {
+    let Some(cp) = report.checkpoints.iter().find(|c| c.source == head_file) else { return };
+    let last = report.head.as_ref().map_or(0, |h| h.seq);
+    if last > cp.head.seq + 1 {
+        let first = cp.head.seq + 2;
+        report.problems.push(Problem {
+            seq: Some(first),
+            line: None,
+            what: format!(
+                "records {first}..={last} come after the head checkpoint `{head_file}` (record {}), which warden moves with \
+                 every record it writes: they were not written by warden, or the checkpoint was put back",
+                cp.head.seq
+            ),
+        });
+        report.problems.sort_by_key(|p| p.seq.unwrap_or(0));
+    }
 }
 
 /// Walks the lines; returns the hashes found at the checkpoints' seqs.

@@ -160,6 +160,36 @@ fn a_log_cut_short_of_its_head_checkpoint_refuses_appends_instead_of_hiding_it()
 }
 
 #[test]
+fn records_past_the_head_checkpoint_or_a_removed_checkpoint_are_told_not_sealed() {
+    // Records appended behind warden's back (the chain has no key, the checkpoint was left
+    // as it was) and a checkpoint removed to hide a cut tail: verify names them, and the next
+    // writer refuses rather than seal them under a new checkpoint.
+    let dir = tempdir("past-head");
+    let path = dir.join("audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    for _ in 0..3 {
+        log.append(&decision("s", None, "ls", "allow", None)).unwrap();
+    }
+    drop(log);
+    let head = std::fs::read(head_path(&path)).unwrap();
+    let mut other = Log::open(&path).unwrap();
+    other.append(&decision("s", None, "id", "allow", None)).unwrap();
+    other.append(&decision("s", None, "rm -rf /", "allow", None)).unwrap();
+    drop(other);
+    std::fs::write(head_path(&path), &head).unwrap();
+    let report = verify(&path).unwrap();
+    assert!(!report.ok(), "{report:?}");
+    assert_eq!(report.first_bad_seq(), Some(5), "{report:?}");
+    let err = Log::open(&path).unwrap_err().to_string();
+    assert!(err.contains("runs to record 5 past its head checkpoint (record 3)"), "{err}");
+    // The checkpoint removed: verify warns, the writer refuses.
+    std::fs::remove_file(head_path(&path)).unwrap();
+    assert!(verify(&path).unwrap().warnings.iter().any(|w| w.contains("no head checkpoint")));
+    let err = Log::open(&path).unwrap_err().to_string();
+    assert!(err.contains("has 5 records but no head checkpoint"), "{err}");
+}
+
+#[test]
 fn planted_symlinks_are_never_followed() {
     let dir = tempdir("symlink");
     let victim = dir.join("victim");
