@@ -40,7 +40,20 @@ pub struct SuggestArgs {
     json: bool,
 }
 
+/// The log's whole records; a warning on stderr first when the log does not verify (its
+/// records may be forged: an approval that never happened would make a suggestion).
 fn records(log: &std::path::Path) -> Result<Vec<warden_audit::Record>, CliError> {
+    match warden_audit::verify(log) {
+        Ok(report) if report.ok() => {}
+        Ok(report) => eprintln!(
+            "warning: the audit log {} does not verify ({} problem(s), the first at record {}): what follows rests on records \
+             that may have been changed or forged; run `warden audit verify`",
+            log.display(),
+            report.problems.len(),
+            report.first_bad_seq().map_or_else(|| String::from("-"), |s| s.to_string())
+        ),
+        Err(e) => eprintln!("warning: the audit log {} could not be verified: {e}", log.display()),
+    }
     warden_audit::read(log).map_err(|e| CliError::Usage { message: format!("cannot read the audit log {}: {e}", log.display()) })
 }
 

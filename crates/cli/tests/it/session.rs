@@ -261,4 +261,17 @@ fn suggest_proposes_allow_rules_for_asks_always_approved() {
     std::fs::write(&policy, format!("version 1\n{text}")).unwrap();
     let check = warden(&fx.ws, &fx.home).arg("check").arg(&policy).output().unwrap();
     assert!(check.status.success(), "{}{}", stdout(&check), stderr(&check));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    // A log that does not verify is still read, with a warning: its approvals may be forged.
+    let text = std::fs::read_to_string(&fx.log).unwrap().replacen("mkdir d0", "mkdir dX", 1);
+    std::fs::write(&fx.log, text).unwrap();
+    for verb in ["suggest", "replay"] {
+        let mut cmd = warden(&fx.ws, &fx.home);
+        cmd.arg(verb).arg(&fx.log);
+        if verb == "replay" {
+            cmd.arg("--policy").arg(repo().join("policies/default.policy"));
+        }
+        let out = cmd.output().unwrap();
+        assert!(stderr(&out).contains("does not verify"), "{verb}: {}", stderr(&out));
+    }
 }
