@@ -159,12 +159,23 @@ const SUBCOMMANDS: &[&str] = &[
     "uv", "poetry", "gh", "dotnet", "mvn", "gradle", "rustup", "make", "just", "npx", "conda", "brew", "apt", "apt-get", "systemctl",
 ];
 
+/// Programs that run whatever their arguments say (a script, code, another command): an
+/// allow rule naming one would allow everything, whatever was approved through it.
+const RUNS_ANYTHING: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "node", "nodejs", "perl", "ruby", "php", "lua", "env", "xargs", "sudo", "doas",
+    "su", "nohup", "timeout", "nice", "setsid", "stdbuf", "busybox", "eval", "exec", "command", "osascript", "pwsh",
+];
+
 /// The words an allow rule for `argv` would name: the program and, for programs with
-/// subcommands, the subcommand (when it is a plain word, not a flag or a path).
+/// subcommands, the subcommand (when it is a plain word, not a flag or a path). None for a
+/// program that runs whatever its arguments say (`bash deploy.sh`, `python3 x.py`).
 fn key_words(argv: &[String]) -> Vec<String> {
     let mut words = Vec::new();
     let Some(p) = argv.first() else { return words };
     let program = p.rsplit('/').next().unwrap_or(p).to_string();
+    if RUNS_ANYTHING.contains(&program.as_str()) || program.starts_with("python") {
+        return words;
+    }
     let sub = argv.get(1).filter(|s| !s.is_empty() && !s.starts_with('-') && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
     let multi = SUBCOMMANDS.contains(&program.as_str());
     words.push(program);
@@ -258,4 +269,19 @@ pub fn suggestion_text(s: &Suggestions, log: &str) -> String {
         text.push_str(&format!("{indent}}}\n{close}"));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interpreter_or_a_wrapper_is_never_suggested_whole() {
+        let words = |w: &[&str]| key_words(&w.iter().map(|s| (*s).to_string()).collect::<Vec<_>>());
+        for argv in [&["bash", "deploy.sh"][..], &["python3", "x.py"], &["/usr/bin/python3.12", "-m", "x"], &["env", "A=1", "make"], &["sudo", "ls"]] {
+            assert!(words(argv).is_empty(), "{argv:?}");
+        }
+        assert_eq!(words(&["mkdir", "d"]), ["mkdir"]);
+        assert_eq!(words(&["cargo", "build"]), ["cargo", "build"]);
+    }
 }
