@@ -30,13 +30,6 @@ pub(crate) fn folder(cache_home: &Path) -> PathBuf {
     cache_home.join("warden").join("examples")
 }
 
-/// [`folder`], and where it leads when it is there (what sandboxes and tools are denied).
-pub(crate) fn located(cache_home: &Path) -> (PathBuf, Option<PathBuf>) {
-    let dir = folder(cache_home);
-    let real = std::fs::canonicalize(&dir).ok();
-    (dir, real)
-}
-
 /// The record's name for `layers` loaded by this binary; `None` when the binary cannot be
 /// identified (nothing is then remembered or believed).
 pub(crate) fn key(layers: &[LayerSource]) -> Option<String> {

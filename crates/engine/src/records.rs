@@ -54,6 +54,17 @@ pub(crate) fn open_log(path: &Path) -> Result<Log, SessionError> {
     Ok(log)
 }
 
+/// warden's own cache folder (`CACHE_HOME/warden`: the record of passed examples, the
+/// compiled WASI modules warden loads as machine code), made now (0700) when missing so that
+/// a sandbox can hide it (a mount needs it to be there), and where it leads.
+pub(crate) fn own_cache(cache_home: &Path) -> (PathBuf, Option<PathBuf>) {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let dir = cache_home.join("warden");
+    let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir);
+    let real = std::fs::canonicalize(&dir).ok();
+    (dir, real)
+}
+
 /// What a sandbox must never show: the log and its head checkpoint, and their folder too
 /// unless the folder holds the workspace (a log kept inside a project hides only its files).
 pub(crate) fn protected(log: &Path, ctx: &warden_policy::Context) -> Vec<PathBuf> {

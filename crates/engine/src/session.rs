@@ -330,7 +330,7 @@ impl Session {
     }
 
     /// The options a cleared command runs with: no longer than what is left of the session's
-    /// time budget, and the audit log and the record of passed examples hidden.
+    /// time budget, and the audit log and warden's own cache hidden.
     fn cleared_opts(&self, gate: &Gate, opts: &RunOptions) -> RunOptions {
         let mut opts = opts.clone();
         if let Some(total) = gate.explanation.decision.grants.limits.total_time_ms {
@@ -340,9 +340,10 @@ impl Session {
         if let Some(log) = &self.log {
             opts.protect.extend(protected(log.path(), self.engine.context()));
         }
-        // The record of the policies whose examples passed (`passed.rs`).
-        let (passed, real) = crate::passed::located(&self.env.cache_home);
-        opts.protect.push(real.unwrap_or(passed));
+        // warden's own cache: the record of the policies whose examples passed (`passed.rs`)
+        // and the compiled WASI modules, which warden loads as machine code.
+        let (cache, real) = crate::records::own_cache(&self.env.cache_home);
+        opts.protect.push(real.unwrap_or(cache));
         opts
     }
 
@@ -470,7 +471,7 @@ impl Session {
     pub fn explain(&self, query: Query<'_>) -> Explanation {
         let mut x = self.engine.explain_under(self.config.agent.as_deref(), &self.config.parents, query);
         // File tools, and an agent's own shell when a hook decides for it, act outside any
-        // sandbox: what every sandbox is denied (the audit log, the record of passed examples)
+        // sandbox: what every sandbox is denied (the audit log, warden's own cache)
         // is refused here too, whatever the policy says, when the path is named (a path only
         // known at run time is the sandbox's to stop).
         let kept = match query {
@@ -491,7 +492,7 @@ impl Session {
 
     /// What `path` (as a tool names it: absolute, `~/`, or relative to the working directory)
     /// leads into of what every sandbox is denied: the audit log, its head or its folder, or
-    /// the record of passed examples.
+    /// warden's own cache.
     fn kept(&self, path: &str) -> Option<&'static str> {
         let ctx = self.engine.context();
         let given = match path.strip_prefix("~/") {
@@ -506,8 +507,8 @@ impl Session {
         {
             return Some("the audit log");
         }
-        let (passed, real) = crate::passed::located(&self.env.cache_home);
-        (under(&passed) || real.is_some_and(|p| under(&p))).then_some("the record of passed examples")
+        let (cache, real) = crate::records::own_cache(&self.env.cache_home);
+        (under(&cache) || real.is_some_and(|p| under(&p))).then_some("warden's own cache (passed examples, compiled WASI modules)")
     }
 
     fn begin(&mut self, explanation: Explanation, tool: &str, subject: String, path: Option<String>, input: Input) -> Result<Gate, SessionError> {

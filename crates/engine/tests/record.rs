@@ -102,6 +102,8 @@ fn file_tools_are_refused_the_audit_log_and_the_record_of_passed_examples() {
         ("read_file", "src/../.audit/log.jsonl"),
         ("write_file", "lk/log.jsonl"),
         ("write_file", &passed.join("forged").display().to_string()),
+        // The compiled WASI modules, which warden loads as machine code.
+        ("write_file", &root.join("cache/warden/wasi/x.cwasm").display().to_string()),
     ] {
         let (v, why, rules) = verdict(tool, path);
         assert_eq!(v, "deny", "{tool} {path}: {why}");

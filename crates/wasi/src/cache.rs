@@ -58,15 +58,8 @@ impl DiskCache {
         if !meta.is_dir() {
             return Err(err(String::from("not a directory")));
         }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            if meta.permissions().mode() & 0o022 != 0 {
-                return Err(err(String::from(
-                    "others can write to it, so a compiled module there could be someone else's (help: chmod 700 it or choose another directory)",
-                )));
-            }
-        }
+        let me = own_uid().ok_or_else(|| err(String::from("cannot tell which user this process runs as")))?;
+        trusted(dir, me).map_err(err)?;
         let mut h = ShaHasher(Sha256::new());
         std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut h);
         let engine_digest = hex(&h.0.finalize()).chars().take(16).collect();
@@ -82,7 +75,7 @@ impl DiskCache {
     /// (truncated by a crash of an older warden, another wasmtime) is replaced.
     pub(crate) fn fetch(&self, engine: &Engine, wasm: &[u8], digest: &[u8; 32]) -> Result<(Module, Fetched), Error> {
         let path = self.path_for(digest);
-        if path.is_file()
+        if own_uid().is_some_and(|me| ours(&path, me))
             && let Ok(m) = load(engine, &path)
         {
             return Ok((m, Fetched::Disk));
@@ -110,6 +103,51 @@ impl DiskCache {
     }
 }
 
+/// The effective uid: the owner of this process's `/proc` entry.
+fn own_uid() -> Option<u32> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+}
+
+/// Why a compiled module in `dir` could be someone else's, if it could: `dir` must be owned
+/// by `me` with no group or other write, and every folder above it (links resolved) owned by
+/// `me` or root and writable by nobody else, unless sticky (`/tmp`), where only the owner of
+/// the entry below may move it, and that entry is checked the same way.
+fn trusted(dir: &Path, me: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let real = std::fs::canonicalize(dir).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(&real).map_err(|e| e.to_string())?;
+    if meta.uid() != me || meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is not this user's alone (owner {}, mode {:o}), so a compiled module there could be someone else's \
+             (help: chmod 700 it, or choose another directory)",
+            real.display(),
+            meta.uid(),
+            meta.mode() & 0o7777
+        ));
+    }
+    for above in real.ancestors().skip(1) {
+        let m = std::fs::metadata(above).map_err(|e| e.to_string())?;
+        let sticky = m.mode() & 0o1000 != 0;
+        if (m.uid() != me && m.uid() != 0) || (m.mode() & 0o022 != 0 && !sticky) {
+            return Err(format!(
+                "{} (above the cache) can be changed by another user (owner {}, mode {:o}), who could swap the cache for theirs",
+                above.display(),
+                m.uid(),
+                m.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` is a compiled module this user wrote: a regular file (not a link) owned by
+/// `me`, one name, writable by nobody else.
+fn ours(path: &Path, me: u32) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.uid() == me && m.nlink() == 1 && m.mode() & 0o022 == 0)
+}
+
 /// Compiles a module (no cache).
 pub(crate) fn compile(engine: &Engine, wasm: &[u8]) -> Result<Module, Error> {
     Module::new(engine, wasm).map_err(|e| Error::Compile { reason: format!("{e:#}") })
@@ -125,9 +163,13 @@ pub(crate) fn load(engine: &Engine, path: &Path) -> Result<Module, Error> {
     // file is one warden produced: its name is the SHA-256 of the wasm it was compiled from
     // plus a digest of `Engine::precompile_compatibility_hash()` (so another wasmtime version
     // or engine configuration never picks it up; wasmtime also checks its own header), it was
-    // written under a temporary name and renamed into place (never seen half written), and it
-    // sits in a directory `DiskCache::open` created 0700 and refuses when group or others may
-    // write to it, so only this user (the user warden runs as) can have put it there.
+    // written under a temporary name and renamed into place (never seen half written), it
+    // sits in a directory `DiskCache::open` created 0700 and refuses unless it is this user's
+    // alone with every folder above it this user's or root's (`trusted`), and `fetch` loads
+    // only a regular file of one name owned by this user and writable by nobody else (`ours`):
+    // only this user can have put it there. Every sandbox warden builds, and its file tools,
+    // are refused the cache folder (warden-engine's `records::own_cache`), so a confined
+    // command running as this user cannot write it either.
     unsafe { Module::deserialize_file(engine, path) }
         .map_err(|e| Error::Cache { path: path.to_path_buf(), reason: format!("loading: {e:#}") })
 }

@@ -181,7 +181,7 @@ fn the_sandbox_cannot_touch_the_log_even_when_the_policy_grants_its_folder() {
 }
 
 #[test]
-fn the_sandbox_cannot_forge_the_record_of_passed_examples_even_when_the_policy_grants_its_folder() {
+fn the_sandbox_cannot_forge_warden_s_own_cache_even_when_the_policy_grants_its_folder() {
     let fx = fx("sess-passed");
     // The cache inside the workspace, whose folder full-auto grants for writing.
     let run_with_cache = |command: &str| {
@@ -214,6 +214,12 @@ fn the_sandbox_cannot_forge_the_record_of_passed_examples_even_when_the_policy_g
     assert_eq!(v["ran"], true, "{v}");
     assert_eq!(listed(), before, "{v}");
     assert!(!fx.ws.join(".cache/warden/examples.old").exists());
+    // Nor plant a compiled WASI module, which warden would load as machine code.
+    let plant = "W=$(printf %s .cache/warden); mkdir -p $W/wasi; echo forged > $W/wasi/x.cwasm; mv $W $W.old; true";
+    let v = run_with_cache(plant);
+    assert_eq!(v["ran"], true, "{v}");
+    assert!(!fx.ws.join(".cache/warden/wasi/x.cwasm").exists(), "{v}");
+    assert!(!fx.ws.join(".cache/warden.old").exists(), "{v}");
 }
 
 #[test]

@@ -131,6 +131,29 @@ fn the_module_cache_is_reused_by_a_new_runner() {
 }
 
 #[test]
+fn a_cached_module_this_user_did_not_write_alone_is_compiled_again_not_loaded() {
+    // A cached module is machine code warden runs unchecked: one with a second name (another
+    // user's hard link), or one another user owns, is not loaded.
+    use std::os::unix::fs::MetadataExt as _;
+    let image = crate::toolbox();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    warden_wasi::Runner::new(&cache).unwrap().prepare(&image).unwrap();
+    let file = std::fs::read_dir(&cache).unwrap().filter_map(Result::ok).map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "cwasm")).unwrap();
+    std::fs::hard_link(&file, dir.path().join("other-name")).unwrap();
+    assert_eq!(warden_wasi::Runner::new(&cache).unwrap().prepare(&image).unwrap(), Some(warden_wasi::Fetched::Compiled));
+    assert_eq!(std::fs::metadata(&file).unwrap().nlink(), 1, "replaced, not written through");
+    assert_eq!(warden_wasi::Runner::new(&cache).unwrap().prepare(&image).unwrap(), Some(warden_wasi::Fetched::Disk));
+    if std::fs::metadata("/proc/self").unwrap().uid() == 0 {
+        // Another user's file, and a folder above the cache that another user owns.
+        std::os::unix::fs::chown(&file, Some(65534), None).unwrap();
+        assert_eq!(warden_wasi::Runner::new(&cache).unwrap().prepare(&image).unwrap(), Some(warden_wasi::Fetched::Compiled));
+        std::os::unix::fs::chown(dir.path(), Some(65534), None).unwrap();
+        assert_eq!(warden_wasi::Runner::new(&cache).unwrap_err().code(), "wasi::cache");
+    }
+}
+
+#[test]
 fn a_cache_dir_others_can_write_is_refused() {
     use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
