@@ -174,7 +174,7 @@ async def readonly(warden, repo, ws, home):
 async def over_http(warden, repo, ws, home):
     """Streamable HTTP with a bearer token: the tools, an exec, and an ask approved by elicitation."""
     token = os.path.join(home, "token")
-    with open(token, "w") as f:
+    with open(os.open(token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         f.write("py-client-token\n")
     policy = os.path.join(repo, "policies", "default.policy")
     env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"), "PATH": "/usr/bin:/bin"}

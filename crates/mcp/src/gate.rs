@@ -43,6 +43,11 @@ pub struct Shared {
     /// Per HTTP session (by `Mcp-Session-Id`) that made a call: fired when the client ends
     /// the session (DELETE), cancelling its calls.
     pub sessions: Mutex<HashMap<String, CancellationToken>>,
+    /// Set when served over HTTP without a token: any process of this user can connect then
+    /// (a confined command with a network grant too), so no client's answer settles `ask`.
+    pub anyone_can_answer: std::sync::atomic::AtomicBool,
+    /// Paths no command may see besides what the session hides (the HTTP token file).
+    pub hidden: Mutex<Vec<PathBuf>>,
 }
 
 impl Shared {
@@ -125,7 +130,16 @@ pub async fn decide(
 ) -> Result<Decided, String> {
     let mut gate = with_session(shared, begin).await?.map_err(|e| format!("nothing was done: {e}"))?;
     if gate.pending {
-        let answer = match ask(peer, tool, subject, &gate.explanation).await {
+        let asked = if shared.anyone_can_answer.load(std::sync::atomic::Ordering::Relaxed) {
+            Err(format!(
+                "needs approval ({}); served over HTTP without a token, any process of this user could answer, so it was \
+                 refused (serve with --token-file to be asked)",
+                gate.explanation.decision.reason()
+            ))
+        } else {
+            ask(peer, tool, subject, &gate.explanation).await
+        };
+        let answer = match asked {
             Ok(()) => Answer::Once { by: "mcp-client".into() },
             Err(why) => Answer::Refused { by: "mcp-client".into(), why },
         };
@@ -187,7 +201,8 @@ pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String
         Err(why) => return Outcome::refused(&shared.explain(Query::Command(&subject)), why),
     };
     let fallback = decided.gate.explanation.clone();
-    let opts = RunOptions { timeout, cancel: Some(cancel), ..RunOptions::default() };
+    let protect = shared.hidden.lock().map(|h| h.clone()).unwrap_or_default();
+    let opts = RunOptions { timeout, cancel: Some(cancel), protect, ..RunOptions::default() };
     // The session is held only to clear and to complete: other calls go on while this runs.
     let cleared = match with_session(shared, move |s| s.clear(decided.gate, &opts)).await {
         Ok(Ok(Ok(cleared))) => cleared,

@@ -26,9 +26,10 @@ use crate::Error;
 use crate::gate::Shared;
 use crate::server::Warden;
 
-/// The bearer token clients must present. Its `Debug` never shows it.
+/// The bearer token clients must present, and the file it was read from. Its `Debug` never
+/// shows it.
 #[derive(Clone)]
-pub struct Token(String);
+pub struct Token(String, std::path::PathBuf);
 
 impl std::fmt::Debug for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,18 +42,29 @@ impl Token {
     ///
     /// # Errors
     /// When the file cannot be read, or holds no token.
+    /// When the file cannot be read, holds no token, or others may read it (group or other
+    /// permission bits): a token anyone on the machine can read guards nothing.
     pub fn from_file(path: &Path) -> Result<Token, Error> {
+        use std::os::unix::fs::MetadataExt as _;
         let text = std::fs::read_to_string(path).map_err(|source| Error::Token { path: path.display().to_string(), source })?;
+        let mode = std::fs::metadata(path).map_err(|source| Error::Token { path: path.display().to_string(), source })?.mode();
+        if mode & 0o077 != 0 {
+            return Err(Error::TokenShared { path: path.display().to_string(), mode: mode & 0o777 });
+        }
         let token = text.trim();
         if token.is_empty() || token.len() > 4096 {
             return Err(Error::TokenEmpty { path: path.display().to_string() });
         }
-        Ok(Token(token.to_string()))
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok(Token(token.to_string(), real))
     }
 
-    /// Whether `header` (an `Authorization` value) carries this token.
+    /// Whether `header` (an `Authorization` value) carries this token. The scheme is matched
+    /// without regard to case (RFC 9110).
     fn admits(&self, header: Option<&[u8]>) -> bool {
-        let Some(given) = header.and_then(|h| h.strip_prefix(b"Bearer ")) else { return false };
+        let Some(given) = header.filter(|h| h.get(..7).is_some_and(|s| s.eq_ignore_ascii_case(b"bearer "))).and_then(|h| h.get(7..)) else {
+            return false;
+        };
         let want = self.0.as_bytes();
         // Constant time over the token's bytes (the length is not secret enough to hide).
         given.len() == want.len() && given.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
@@ -89,26 +101,89 @@ pub async fn serve_http(server: Warden, opts: HttpOptions) -> Result<(), Error> 
     }
     server.start_reloading();
     let shared = Arc::clone(&server.shared);
+    match &opts.token {
+        // Commands never see the token (a confined one with a network grant could call in).
+        Some(token) => shared.hidden.lock().map(|mut h| h.push(token.1.clone())).unwrap_or_default(),
+        None => shared.anyone_can_answer.store(true, std::sync::atomic::Ordering::Relaxed),
+    }
     let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     let listener = TcpListener::bind(opts.addr).await.map_err(|source| Error::Bind { addr: opts.addr.to_string(), source })?;
     let local = listener.local_addr().map_err(|source| Error::Bind { addr: opts.addr.to_string(), source })?;
     eprintln!("warden: serving MCP at http://{local}/mcp");
     let token = opts.token.map(Arc::new);
+    let me = std::fs::metadata("/proc/self").ok().map(|m| std::os::unix::fs::MetadataExt::uid(&m));
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            // Out of descriptors (or another passing error): wait rather than spin.
+            Err(_) => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        // A client past the cap is dropped: the connections held open are bounded.
+        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else { continue };
+        // Without a token only this user's processes are served (the socket's owner, as the
+        // kernel lists it); with one, the token decides.
+        let admitted = token.is_some() || (me.is_some() && socket_owner(peer, local) == me);
         let service = service.clone();
         let token = token.clone();
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
+            let _permit = permit;
             let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let service = service.clone();
                 let token = token.clone();
                 let shared = Arc::clone(&shared);
-                async move { Ok::<_, Infallible>(route(&service, &shared, token.as_deref(), local, req).await) }
+                async move {
+                    if !admitted {
+                        return Ok::<_, Infallible>(plain(StatusCode::FORBIDDEN, "without a token, only the user running warden is served"));
+                    }
+                    Ok::<_, Infallible>(route(&service, &shared, token.as_deref(), local, req).await)
+                }
             });
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handler).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), handler)
+                .await;
         });
     }
+}
+
+/// Connections served at once, at most.
+const MAX_CONNECTIONS: usize = 64;
+
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The uid owning the client's end of a loopback TCP connection from `peer` to `local`, as
+/// `/proc/net/tcp` (or `tcp6`) lists it; `None` when it is not listed.
+fn socket_owner(peer: SocketAddr, local: SocketAddr) -> Option<u32> {
+    let (table, ours, theirs) = match (peer, local) {
+        (SocketAddr::V4(p), SocketAddr::V4(l)) => ("/proc/net/tcp", hex_v4(*p.ip(), p.port()), hex_v4(*l.ip(), l.port())),
+        (SocketAddr::V6(p), SocketAddr::V6(l)) => ("/proc/net/tcp6", hex_v6(p.ip(), p.port()), hex_v6(l.ip(), l.port())),
+        _ => return None,
+    };
+    let text = std::fs::read_to_string(table).ok()?;
+    text.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        (f.get(1) == Some(&ours.as_str()) && f.get(2) == Some(&theirs.as_str())).then(|| f.get(7)?.parse().ok()).flatten()
+    })
+}
+
+/// An IPv4 socket address as `/proc/net/tcp` prints it: the address's bytes read as a
+/// native-endian word, then the port, in upper-case hex.
+fn hex_v4(ip: std::net::Ipv4Addr, port: u16) -> String {
+    format!("{:08X}:{port:04X}", u32::from_ne_bytes(ip.octets()))
+}
+
+/// [`hex_v4`] for `/proc/net/tcp6`: four native-endian words.
+fn hex_v6(ip: &std::net::Ipv6Addr, port: u16) -> String {
+    let o = ip.octets();
+    let words: String = o.chunks_exact(4).map(|w| format!("{:08X}", u32::from_ne_bytes(w.try_into().unwrap_or_default()))).collect();
+    format!("{words}:{port:04X}")
 }
 
 async fn route(

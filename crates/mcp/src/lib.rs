@@ -95,6 +95,14 @@ pub enum Error {
         /// The file.
         path: String,
     },
+    /// Others may read the token file.
+    #[error("the token file `{path}` may be read by others (mode {mode:o}): chmod 600 it")]
+    TokenShared {
+        /// The file.
+        path: String,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The address cannot be bound.
     #[error("cannot listen on `{addr}`: {source}")]
     Bind {
@@ -142,6 +150,8 @@ impl Warden {
             policies: opts.policies,
             peers: std::sync::Mutex::new(Vec::new()),
             sessions: std::sync::Mutex::new(std::collections::HashMap::new()),
+            anyone_can_answer: std::sync::atomic::AtomicBool::new(false),
+            hidden: std::sync::Mutex::new(Vec::new()),
         };
         let shared = Arc::new(shared);
         Ok(Warden { shared, reload: opts.reload, hangup: tokio_util::sync::CancellationToken::new() })

@@ -332,12 +332,17 @@ fn http_server(extra: &[&str]) -> (Reaped, String) {
 
 /// [`http_server`] serving the workspace `ws`.
 fn http_server_in(ws: &std::path::Path, extra: &[&str]) -> (Reaped, String) {
+    http_server_under("full-auto", ws, extra)
+}
+
+/// [`http_server_in`] under the shipped policy `policy`.
+fn http_server_under(policy: &str, ws: &std::path::Path, extra: &[&str]) -> (Reaped, String) {
     let home = tempdir("mcp-home");
     let mut child = warden(ws, &home)
         .args(["serve", "--mcp", "--no-reload", "--workspace"])
         .arg(ws)
         .arg("--policy")
-        .arg(repo().join("policies/full-auto.policy"))
+        .arg(repo().join(format!("policies/{policy}.policy")))
         .args(["--http", "127.0.0.1:0"])
         .args(extra)
         .stdin(Stdio::null())
@@ -374,6 +379,17 @@ fn http_with_a_token_answers_401_without_it() {
     let dir = tempdir("mcp-token");
     let token = dir.join("token");
     std::fs::write(&token, "s3cret-token\n").unwrap();
+    // A token file others may read guards nothing: refused.
+    let ws = tempdir("mcp-token-ws");
+    let out = warden(&ws, &dir)
+        .args(["serve", "--mcp", "--no-reload", "--policy"])
+        .arg(repo().join("policies/full-auto.policy"))
+        .args(["--http", "127.0.0.1:0", "--token-file", token.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("may be read by"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let (_server, addr) = http_server(&["--token-file", token.to_str().unwrap()]);
     assert_eq!(post_initialize(&addr, None).0, 401);
     assert_eq!(post_initialize(&addr, Some("Bearer wrong-token")).0, 401);
@@ -381,6 +397,39 @@ fn http_with_a_token_answers_401_without_it() {
     let (status, text) = post_initialize(&addr, Some("Bearer s3cret-token"));
     assert_eq!(status, 200, "{text}");
     assert!(text.contains(r#""serverInfo":{"name":"warden""#), "{text}");
+    assert_eq!(post_initialize(&addr, Some("bearer s3cret-token")).0, 200, "the scheme is case-insensitive");
+}
+
+/// Regression (red team): without a token, any local user's process was served (it read a
+/// root-only file through `read_file`) and approved its own `ask`.
+#[test]
+fn http_without_a_token_serves_only_this_user_and_settles_no_ask() {
+    let ws = tempdir("mcp-http-user");
+    std::fs::write(ws.join("notes.txt"), "x\n").unwrap();
+    let (_server, addr) = http_server_in(&ws, &[]);
+    assert_eq!(post_initialize(&addr, None).0, 200);
+    if std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m)).ok() == Some(0) {
+        // Another user's process: `nobody`, through setpriv and python's socket.
+        let code = format!(
+            "import socket; s=socket.create_connection(('{}', {})); s.sendall(b'POST /mcp HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 0\\r\\nConnection: close\\r\\n\\r\\n'); print(s.recv(100).decode().split()[1])",
+            addr.rsplit_once(':').unwrap().0,
+            addr.rsplit_once(':').unwrap().1
+        );
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/python3", "-c", &code])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "403", "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    // An ask (default.policy asks for writes) is refused, not put to whoever connected.
+    let (_server, addr) = http_server_under("default", &ws, &[]);
+    let sid = http_session(&addr);
+    let headers = [("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    let body = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"w.txt","content":"x"}}}"#;
+    let (status, text) = http_request(&addr, "POST", &headers, body);
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("without a token"), "{text}");
+    assert!(!ws.join("w.txt").exists());
 }
 
 #[test]
