@@ -213,10 +213,17 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     }
     let mut guards = grants.deny_write.clone();
     guards.extend(missing);
-    if tree.sparse.as_ref().is_some_and(|(_, cut)| *cut) {
+    let (opaque, cut) = tree.unmatched();
+    if cut {
         notes.push(format!(
             "more than {SPARSE_LIMIT} files in the workspace and the writable grants: `**` denials were only partly applied"
         ));
+    }
+    // A folder whose name is not UTF-8 cannot be matched against the denials: it is hidden
+    // whole rather than shown with a secret in it.
+    for path in opaque {
+        notes.push(format!("hid {}: its name is not UTF-8, so the denials could not be matched beneath it", path.display()));
+        spec.mounts.push(Mount { path, access: Access::Hide });
     }
     // Every command gets a fresh private /tmp, granted or not: never the host's.
     if !scratch.iter().any(|s| s == Path::new("/tmp")) {
@@ -266,9 +273,9 @@ pub(crate) struct Tree {
     pub cut: bool,
     /// The names deep denials may match ([`NameCut`]), for [`Tree::sparse`].
     pub cuts: Vec<NameCut>,
-    /// Past the walk's limit: the paths whose names fit [`Tree::cuts`], and whether that look
-    /// stopped at [`SPARSE_LIMIT`] too (taken once, when a cut walk is first matched).
-    pub sparse: Option<(Vec<String>, bool)>,
+    /// Past the walk's limit: the paths whose names fit [`Tree::cuts`] (taken once, when a
+    /// cut walk is first matched).
+    pub sparse: Option<crate::walk::Sparse>,
     /// [`Tree::repos`].
     repos: Option<Vec<PathBuf>>,
 }
@@ -357,7 +364,19 @@ impl Tree {
             let cuts = &self.cuts;
             self.sparse = Some(crate::walk::sparse(&self.walked, |name| cuts.iter().any(|c| c.fits_bytes(name)), SPARSE_LIMIT));
         }
-        self.sparse.as_ref().map(|(found, _)| found.as_slice()).unwrap_or_default()
+        self.sparse.as_ref().map(|s| s.found.as_slice()).unwrap_or_default()
+    }
+
+    /// What the denials could not be matched in: the folders whose names are not UTF-8 (with
+    /// everything beneath), and whether even the look by name stopped at its limit. Call
+    /// after the patterns were expanded.
+    pub(crate) fn unmatched(&mut self) -> (Vec<PathBuf>, bool) {
+        let mut opaque = self.walk().opaque().to_vec();
+        let cut = self.sparse.as_ref().is_some_and(|s| s.cut);
+        if let Some(s) = &self.sparse {
+            opaque.extend(s.opaque.iter().filter(|p| !opaque.iter().any(|o| p.starts_with(o))).cloned().collect::<Vec<_>>());
+        }
+        (opaque, cut)
     }
 
     /// The indices of the walked entries whose name fits `cut`, in walk order.
@@ -723,7 +742,7 @@ pub(crate) mod tests {
         assert_eq!(expand(&patterns[0], &mut tree), vec![dir.join("services/api/deep/.env")]);
         assert_eq!(expand(&patterns[1], &mut tree), vec![dir.join("services/key.pem")]);
         assert!(tree.cut);
-        assert_eq!(tree.sparse.as_ref().map(|(_, cut)| *cut), Some(false));
+        assert_eq!(tree.sparse.as_ref().map(|s| s.cut), Some(false));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

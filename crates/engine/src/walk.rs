@@ -329,12 +329,23 @@ fn list(dir: &str, root: bool, cap: usize, buf: &mut [std::mem::MaybeUninit<u8>]
     }
 }
 
+/// What [`sparse`] found.
+#[derive(Debug, Default)]
+pub(crate) struct Sparse {
+    /// The paths whose names were kept.
+    pub found: Vec<String>,
+    /// The folders it could not look into by name: theirs are not UTF-8.
+    pub opaque: Vec<PathBuf>,
+    /// Whether it stopped at its limit.
+    pub cut: bool,
+}
+
 /// Past a [`Walk`]'s limit: the paths beneath `roots` whose name `keep` accepts, found by a
 /// plain breadth-first listing that records nothing else (so it costs little memory per
-/// entry), looking at `limit` entries at most; whether there were more. Links are not
-/// followed below a root, as in the walk.
-pub(crate) fn sparse(roots: &[PathBuf], keep: impl Fn(&[u8]) -> bool, limit: usize) -> (Vec<String>, bool) {
-    let mut found = Vec::new();
+/// entry), looking at `limit` entries at most. Links are not followed below a root, as in the
+/// walk.
+pub(crate) fn sparse(roots: &[PathBuf], keep: impl Fn(&[u8]) -> bool, limit: usize) -> Sparse {
+    let mut out = Sparse::default();
     let mut queue: std::collections::VecDeque<(String, bool)> =
         roots.iter().filter_map(|r| r.to_str()).map(|r| (r.to_string(), true)).collect();
     let mut buf = getdents_buffer();
@@ -353,7 +364,8 @@ pub(crate) fn sparse(roots: &[PathBuf], keep: impl Fn(&[u8]) -> bool, limit: usi
             }
             seen += 1;
             if seen > limit {
-                return (found, true);
+                out.cut = true;
+                return out;
             }
             let folder = match entry.file_type() {
                 FileType::Directory => true,
@@ -361,20 +373,25 @@ pub(crate) fn sparse(roots: &[PathBuf], keep: impl Fn(&[u8]) -> bool, limit: usi
                     .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
                 _ => false,
             };
-            let (keeps, Ok(name)) = (keep(name), std::str::from_utf8(name)) else { continue };
+            let (keeps, Ok(name)) = (keep(name), std::str::from_utf8(name)) else {
+                if folder {
+                    out.opaque.push(Path::new(&dir).join(std::ffi::OsStr::from_bytes(name)));
+                }
+                continue;
+            };
             if !keeps && !folder {
                 continue;
             }
             let path = if dir.ends_with('/') { format!("{dir}{name}") } else { format!("{dir}/{name}") };
             if keeps {
-                found.push(path.clone());
+                out.found.push(path.clone());
             }
             if folder {
                 queue.push_back((path, false));
             }
         }
     }
-    (found, false)
+    out
 }
 
 /// The name index's key. A fast hash, not a keyed one: names that collide (a workspace can be

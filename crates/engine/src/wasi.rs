@@ -77,6 +77,7 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
     }
     let roots: Vec<PathBuf> = preopens.iter().map(|p| p.host.clone()).collect();
     let mut tree = confine::Tree::new(roots);
+    tree.cuts = grants.deny.iter().chain(&grants.deny_write).map(|p| confine::NameCut::of(p)).collect();
     for (patterns, what) in [(&grants.deny, "hidden"), (&grants.deny_write, "read-only")] {
         for pattern in patterns {
             for path in confine::expand(pattern, &mut tree) {
@@ -94,6 +95,21 @@ pub(crate) fn run(grants: &Grants, workspace: &Path, cwd: &Path, env: &Environme
                 }
             }
         }
+    }
+    // What the denials could not be matched in cannot be handed over either.
+    let (opaque, cut) = tree.unmatched();
+    if let Some(p) = opaque.first() {
+        return Err(RunError::Unenforceable(format!(
+            "the name of `{}` is not UTF-8, so the denials cannot be matched beneath it, and the WASI backend cannot hide it; \
+             run natively or narrow the grant",
+            p.display()
+        )));
+    }
+    if cut {
+        return Err(RunError::Unenforceable(format!(
+            "more than {} entries in the granted folders: the denials cannot all be matched; run natively or narrow the grant",
+            confine::SPARSE_LIMIT
+        )));
     }
     // What git runs or reads its config from (`gitguard.rs`) is guarded like the rest.
     let (present, missing) = crate::gitguard::guards(&mut tree, env, &grants.deny_write);

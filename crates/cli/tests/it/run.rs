@@ -51,6 +51,37 @@ fn a_read_tier_command_does_not_see_the_workspace_s_secrets() {
 }
 
 #[test]
+fn a_folder_whose_name_is_not_utf8_is_hidden_natively_and_refused_to_wasi() {
+    // The denials are matched on names as text: beneath a name that is not UTF-8 they cannot
+    // be, so the folder is hidden whole (native) or the run refused (WASI), not shown.
+    use std::os::unix::ffi::OsStrExt as _;
+    let ws = tempdir("run-non-utf8");
+    let odd = ws.join(std::ffi::OsStr::from_bytes(b"bad\xffdir"));
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join(".env"), "TOKEN=non-utf8-secret\n").unwrap();
+    std::fs::write(ws.join("README.md"), "readme-visible\n").unwrap();
+    std::os::unix::fs::symlink(&odd, ws.join("good")).unwrap();
+    let (v, _) = run_json(&ws, &["--", "grep", "-rh", ".", "."]);
+    assert_eq!(v["ran"], true, "{v}");
+    let out = v["stdout"]["text"].as_str().unwrap();
+    assert!(out.contains("readme-visible") && !out.contains("non-utf8-secret"), "{v}");
+    let home = tempdir("run-non-utf8-home");
+    let out = warden(&ws, &home)
+        .args(["run", "--json", "--backend", "wasi", "--policy"])
+        .arg(repo().join("policies/full-auto.policy"))
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--audit-log")
+        .arg(home.join("audit.jsonl"))
+        .args(["--", "grep", "-rn", "TOKEN", "good"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("non-utf8-secret"), "{}", stdout(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not UTF-8"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn denied_commands_do_not_run() {
     let ws = tempdir("run-deny");
     std::fs::write(ws.join("keep.txt"), "x").unwrap();
