@@ -8,6 +8,12 @@
 //! What it does not: it runs nothing and knows nothing of the policy language. Backends
 //! (`warden-sandbox`, `warden-wasi`) fill a [`Run`]; the engine adds the decision and the
 //! paths.
+//!
+//! Invariant: a [`Denial`] says how warden knows of it ([`Evidence`]). Only what warden saw
+//! itself (the seccomp listener, the signal that ended the command, the after-run sweep) is
+//! [`Evidence::Observed`]; an entry inferred from the command's printed text is
+//! [`Evidence::Output`] and never carries the `seccomp` source, because the command chooses
+//! what it prints.
 #![forbid(unsafe_code)]
 
 mod capture;
@@ -15,4 +21,4 @@ pub mod paths;
 mod result;
 
 pub use capture::Capture;
-pub use result::{Denial, DenialSource, Run, SandboxInfo, SourcePath, Stream};
+pub use result::{Denial, DenialSource, Evidence, Run, SandboxInfo, SourcePath, Stream};

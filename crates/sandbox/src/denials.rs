@@ -6,6 +6,13 @@
 //! explains it: the target is hidden, guarded, read-only, or outside the view while it exists
 //! on the host. A line the view does not explain (a plain permission error inside a writable
 //! grant, a file that does not exist anywhere) gives nothing: no invented entries.
+//!
+//! The command chooses what it prints, so every entry made here is
+//! [`Evidence::Output`](warden_feedback::Evidence::Output), named after the layer that would
+//! have refused: `mount`, `landlock`, `namespace` for a connection without a network grant (the
+//! network namespace is empty), `limit` for a printed fork or file-size failure. Never
+//! `seccomp`: that source is the listener's (`notify.rs`), which warden sees itself. The one
+//! entry made here from what warden saw is the file size limit's signal (`SIGXFSZ`).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -34,8 +41,12 @@ const MAX: usize = 32;
 /// Denials found in `run`'s stderr (and stdout) that the view of `spec` explains.
 pub(crate) fn infer(spec: &Spec, run: &Run) -> Vec<Denial> {
     let mut out: Vec<Denial> = Vec::new();
+    // What warden saw itself comes first, and a printed line saying the same adds nothing.
+    if run.signal.as_deref() == Some("SIGXFSZ") {
+        out.push(Denial::observed("limit.file_size", "file size limit", DenialSource::Limit));
+    }
     let mut push = |d: Denial| {
-        if out.len() < MAX && !out.contains(&d) {
+        if out.len() < MAX && !out.iter().any(|o| (&o.op, &o.target, o.source) == (&d.op, &d.target, d.source)) {
             out.push(d);
         }
     };
@@ -62,9 +73,6 @@ pub(crate) fn infer(spec: &Spec, run: &Run) -> Vec<Denial> {
         if let Some(d) = attribute(spec, &path, kind, write_hint || writes(line)) {
             push(d);
         }
-    }
-    if run.signal.as_deref() == Some("SIGXFSZ") {
-        push(Denial { op: "limit.file_size".into(), target: "file size limit".into(), source: DenialSource::Limit });
     }
     out
 }
@@ -188,7 +196,7 @@ fn access(spec: &Spec, path: &Path) -> Option<Access> {
 fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial> {
     let target = path.to_string_lossy().into_owned();
     let op = if write || kind == Kind::ReadOnly { "fs.write" } else { "fs.read" };
-    let denial = |op: &str, source| Some(Denial { op: op.into(), target: target.clone(), source });
+    let denial = |op: &str, source| Some(Denial::output(op, target.clone(), source));
     if kind == Kind::Busy {
         // Guarded paths and the folders that hold them are mount points: they stay in place.
         let holds = spec.mounts.iter().any(|m| m.access == Access::Guard && m.path.starts_with(path));
@@ -215,7 +223,9 @@ fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial
     }
 }
 
-/// Network attempts refused because the network is not granted.
+/// Network attempts refused because the network is not granted: the command runs in an empty
+/// network namespace, so the refusal is the namespace's (a printed line is never passed off as
+/// the seccomp listener's).
 fn network(spec: &Spec, line: &str) -> Option<Denial> {
     if spec.network {
         return None;
@@ -231,21 +241,21 @@ fn network(spec: &Spec, line: &str) -> Option<Denial> {
             let rest = line.get(i + proto.len()..)?;
             let end = rest.find([':', ' ', '\'']).unwrap_or(rest.len());
             let (host, port) = rest.get(..end)?.split_once('/')?;
-            return Some(Denial { op: "net.connect".into(), target: format!("{host}:{port}"), source: DenialSource::Seccomp });
+            return Some(Denial::output("net.connect", format!("{host}:{port}"), DenialSource::Namespace));
         }
     }
     None
 }
 
-/// Limits the kernel reports in a recognisable way.
+/// Limits the kernel reports in a recognisable way, as the command printed them.
 fn limit(line: &str) -> Option<Denial> {
     let l = line.to_ascii_lowercase();
     let fork = (l.contains("fork") || l.contains("spawn") || l.contains("thread")) && l.contains("resource temporarily unavailable");
     if fork || l.contains("cannot fork") {
-        return Some(Denial { op: "limit.processes".into(), target: "fork".into(), source: DenialSource::Limit });
+        return Some(Denial::output("limit.processes", "fork", DenialSource::Limit));
     }
     if l.contains("file too large") {
-        return Some(Denial { op: "limit.file_size".into(), target: "file size limit".into(), source: DenialSource::Limit });
+        return Some(Denial::output("limit.file_size", "file size limit", DenialSource::Limit));
     }
     None
 }
@@ -254,7 +264,7 @@ fn limit(line: &str) -> Option<Denial> {
 mod tests {
     use super::*;
     use crate::Mount;
-    use warden_feedback::Stream;
+    use warden_feedback::{Evidence, Stream};
 
     fn spec() -> Spec {
         let mut s = Spec::new(vec!["sh".into()], "/ws".into());
@@ -332,6 +342,44 @@ mod tests {
         // A busy folder that holds no guarded path, or one outside the writable grants: not ours.
         assert!(infer_text("mv: cannot move '/ws/src' to '/ws/lib': Device or resource busy").is_empty());
         assert!(infer_text("umount: /usr: target is busy: Device or resource busy").is_empty());
+    }
+
+    /// sandbox.md #4: a command that only prints refusals gets entries marked as inferred from
+    /// its output, never one claiming the seccomp listener or a limit warden saw.
+    #[test]
+    fn printed_refusals_are_output_evidence_never_seccomp() {
+        let text = "cat: /etc/shadow: Permission denied\n\
+                    touch: cannot touch '/usr/bin/ls': Read-only file system\n\
+                    sh: 1: cannot create /dev/tcp/10.0.0.1/443: Operation not permitted\n\
+                    bash: fork: Resource temporarily unavailable\n\
+                    cp: error writing '/ws/x': File too large";
+        let run = Run { stderr: Stream { text: text.into(), truncated: false, bytes: 0 }, ..Run::default() };
+        let found = infer(&spec(), &run);
+        assert_eq!(found.len(), 5, "{found:?}");
+        for d in &found {
+            assert_eq!(d.evidence, Evidence::Output, "{d:?}");
+            assert_ne!(d.source, DenialSource::Seccomp, "{d:?}");
+        }
+        let net = found.iter().find(|d| d.op == "net.connect").unwrap();
+        assert_eq!((net.target.as_str(), net.source), ("10.0.0.1:443", DenialSource::Namespace));
+        let json = serde_json::to_value(net).unwrap();
+        assert_eq!(json["evidence"], "output");
+        assert_eq!(json["source"], "namespace");
+    }
+
+    #[test]
+    fn a_file_size_signal_is_observed() {
+        let run = Run { signal: Some("SIGXFSZ".into()), ..Run::default() };
+        let found = infer(&spec(), &run);
+        assert_eq!(found, vec![Denial::observed("limit.file_size", "file size limit", DenialSource::Limit)]);
+        // The same limit printed and then signalled: the observed entry is kept, not hidden
+        // behind the printed one.
+        let run = Run {
+            signal: Some("SIGXFSZ".into()),
+            stderr: Stream { text: "cp: error writing '/ws/x': File too large".into(), truncated: false, bytes: 0 },
+            ..Run::default()
+        };
+        assert!(infer(&spec(), &run).iter().any(|d| d.evidence == Evidence::Observed && d.op == "limit.file_size"));
     }
 
     #[test]
