@@ -3,9 +3,12 @@
 //! Landlock's audit records would be the ground truth, but they reach only the kernel audit
 //! log (off on most machines, and reading it needs CAP_AUDIT_READ). So this reads the error
 //! lines that shells, coreutils, python and node print, and keeps a denial only when the view
-//! explains it: the target is hidden, guarded, read-only, or outside the view while it exists
-//! on the host. A line the view does not explain (a plain permission error inside a writable
-//! grant, a file that does not exist anywhere) gives nothing: no invented entries.
+//! explains it: the target is hidden, guarded, read-only, or outside the view. A line the view
+//! does not explain (a plain permission error inside a writable grant, a missing file inside
+//! the view) gives nothing: no invented entries.
+//!
+//! Only the view is consulted, never the host: a path outside the view is a refused read
+//! whether or not it exists there, so printed lines cannot probe which host paths exist.
 //!
 //! The command chooses what it prints, so every entry made here is
 //! [`Evidence::Output`](warden_feedback::Evidence::Output), named after the layer that would
@@ -164,22 +167,6 @@ fn resolve(cwd: &Path, target: &str) -> PathBuf {
     out
 }
 
-/// Whether `path` exists on the host as the command's own user could see it. warden checks;
-/// as root it sees what the command (`nobody`) could not, and the result names the path: so
-/// as root every folder above it must be searchable by others, or the result would tell the
-/// command whether a path exists under a private folder (`/root/x`).
-fn on_host(path: &Path) -> bool {
-    if path.symlink_metadata().is_err() {
-        return false;
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return true;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    path.ancestors().skip(1).all(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
-}
-
 /// The access the view gives `path`: the nearest mount's (None: not in the view).
 fn access(spec: &Spec, path: &Path) -> Option<Access> {
     if spec.scratch.iter().any(|s| path.starts_with(s))
@@ -204,11 +191,11 @@ fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial
         return (holds && writable).then(|| denial("fs.write", DenialSource::Mount)).flatten();
     }
     match access(spec, path) {
-        // Not in the view: a "missing" error for a path that exists on the host.
+        // Not in the view: the view refused it, whether or not it exists on the host. The host
+        // is never consulted: a printed "No such file or directory" line must not tell the
+        // command which host paths exist (sandbox.md #5).
         None => match kind {
-            Kind::Missing | Kind::Denied | Kind::ReadOnly if kind != Kind::Missing || on_host(path) => {
-                denial(op, DenialSource::Mount)
-            }
+            Kind::Missing | Kind::Denied | Kind::ReadOnly => denial(op, DenialSource::Mount),
             _ => None,
         },
         Some(Access::Hide) if kind != Kind::Missing => denial(op, DenialSource::Mount),
@@ -305,32 +292,31 @@ mod tests {
     #[test]
     fn what_the_view_does_not_explain_gives_nothing() {
         assert!(infer_text("cat: /ws/missing.txt: No such file or directory").is_empty());
-        assert!(infer_text("cat: /nonexistent-warden-path/x: No such file or directory").is_empty());
         assert!(infer_text("touch: cannot touch '/ws/x': Permission denied").is_empty());
         assert!(infer_text("error[E0308]: mismatched types").is_empty());
         // Relative: the command may have changed directory.
         assert!(infer_text("cat: ../../readable/secret.txt: Permission denied").is_empty());
     }
 
+    /// sandbox.md #5: whether a "No such file or directory" line naming a path outside the view
+    /// becomes a denial must not depend on the host, or printed lines probe which host paths
+    /// exist. Outside the view is the view's answer alone: every such path is an `fs.read`
+    /// the view refused.
     #[test]
-    fn a_missing_path_outside_the_view_is_a_denial_only_where_the_command_could_see_it() {
-        use std::os::unix::fs::PermissionsExt;
+    fn a_missing_path_outside_the_view_says_nothing_of_the_host() {
         let base = std::path::PathBuf::from(format!("/var/tmp/warden-denials-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
-        for (dir, mode) in [("open", 0o755), ("private", 0o700)] {
-            std::fs::create_dir_all(base.join(dir)).unwrap();
-            std::fs::write(base.join(dir).join("f"), "x").unwrap();
-            std::fs::set_permissions(base.join(dir), std::fs::Permissions::from_mode(mode)).unwrap();
-        }
-        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join("there"), "x").unwrap();
         let missing = |p: &str| infer_text(&format!("cat: {}/{p}: No such file or directory", base.display()));
-        assert_eq!(missing("open/f").len(), 1);
-        assert!(missing("open/nothing").is_empty());
-        // As root, warden would see what `nobody` cannot; as a user, the command is that user.
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        assert_eq!(missing("private/f").len(), usize::from(!root));
+        let there = missing("there");
         let _ = std::fs::remove_dir_all(&base);
+        assert_eq!(there, vec![("fs.read".to_string(), format!("{}/there", base.display()), DenialSource::Mount)]);
+        assert_eq!(missing("nothing"), vec![("fs.read".to_string(), format!("{}/nothing", base.display()), DenialSource::Mount)]);
+        assert_eq!(missing("there").len(), 1, "the host's answer changed the result");
+        // Inside the view, a missing file is the command's own business.
+        assert!(infer_text("cat: /ws/missing.txt: No such file or directory").is_empty());
+        assert!(infer_text("cat: /etc/missing.conf: No such file or directory").is_empty());
     }
 
     #[test]
