@@ -49,6 +49,8 @@ pub struct Denial {
     pub op: String,
     pub target: String,
     pub source: String,
+    /// How warden knows: `observed` or `output` (inferred from the command's printed text).
+    pub evidence: String,
 }
 
 /// What came back from one run, whichever runner.
@@ -94,7 +96,7 @@ impl Outcome {
             let d: Vec<String> = self
                 .denials
                 .iter()
-                .map(|d| format!("{} {} ({})", d.op, d.target, d.source))
+                .map(|d| format!("{} {} ({}, {})", d.op, d.target, d.source, d.evidence))
                 .collect();
             s.push_str(&format!(", denials [{}]", d.join("; ")));
         }
@@ -435,6 +437,7 @@ fn parse_warden(out: &[u8], err: &[u8], status: Option<i32>) -> Result<Outcome, 
                     op: at(d, "/op").as_str().unwrap_or_default().to_string(),
                     target: at(d, "/target").as_str().unwrap_or_default().to_string(),
                     source: at(d, "/source").as_str().unwrap_or_default().to_string(),
+                    evidence: at(d, "/evidence").as_str().unwrap_or_default().to_string(),
                 })
                 .collect()
         })

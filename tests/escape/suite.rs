@@ -322,22 +322,30 @@ fn judge(case: &Case, runner: Runner, fx: &Fixture) -> Verdict {
     if why.is_empty() { Ok(()) } else { Err(why) }
 }
 
-/// Every reported denial must match one the case expects (missing ones are allowed).
+/// Every reported denial must match one the case expects (missing ones are allowed), and say
+/// how warden knows in a way its source allows: `seccomp` and `sweep` only from what warden saw
+/// itself (`observed`), the layers attributed from the command's printed errors (`mount`,
+/// `landlock`, `namespace`) only as `output`; `limit` either (a signal, or a printed error).
 fn wrong_denials(fx: &Fixture, expect: &[(&'static str, String)], out: &Outcome) -> Vec<String> {
     let expect: Vec<(&str, String)> = expect.iter().map(|(op, t)| (*op, fx.expand(t))).collect();
-    let sources = ["landlock", "seccomp", "mount", "namespace", "limit", "sweep"];
+    let consistent = |source: &str, evidence: &str| match source {
+        "seccomp" | "sweep" => evidence == "observed",
+        "landlock" | "mount" | "namespace" => evidence == "output",
+        "limit" => matches!(evidence, "observed" | "output"),
+        _ => false,
+    };
     out.denials
         .iter()
         .filter(|d| {
-            !sources.contains(&d.source.as_str())
+            !consistent(&d.source, &d.evidence)
                 || !expect
                     .iter()
                     .any(|(op, t)| d.op == *op && d.target.contains(t.as_str()))
         })
         .map(|d| {
             format!(
-                "unexpected denial {{op: {}, target: {}, source: {}}}; expected one of {expect:?}",
-                d.op, d.target, d.source
+                "unexpected denial {{op: {}, target: {}, source: {}, evidence: {}}}; expected one of {expect:?}",
+                d.op, d.target, d.source, d.evidence
             )
         })
         .collect()

@@ -28,6 +28,8 @@ pub struct Log {
     tail: Option<Tail>,
     /// Bytes of a torn tail cut off but not yet noted in a record.
     torn_dropped: u64,
+    /// Records before the next one that no head checkpoint covered, to be noted in it.
+    uncovered: Option<String>,
     /// The log file's owner: only a head file of the same owner is written in place.
     owner: u32,
 }
@@ -70,7 +72,7 @@ impl Log {
             return Err(AuditError::Damaged { message: format!("`{}` is not a regular file", path.display()) });
         }
         let owner = meta.uid();
-        let mut log = Log { path: path.to_owned(), head_path: head_path(path), file, tail: None, torn_dropped: 0, owner };
+        let mut log = Log { path: path.to_owned(), head_path: head_path(path), file, tail: None, torn_dropped: 0, uncovered: None, owner };
         // Checked now; a torn tail is cut by the first append, which notes it (a process that
         // opens the log and ends without appending leaves it for the next writer to note).
         log.locked(|log| log.read_tail(false).map(|_| ()))?;
@@ -105,17 +107,18 @@ impl Log {
 
     fn append_locked(&mut self, entry: &Entry) -> Result<Receipt, AuditError> {
         let tail = self.sync_tail()?;
-        let entry = match self.torn_dropped {
-            0 => Cow::Borrowed(entry),
-            n => {
-                let mut e = entry.clone();
-                let dropped = format!("a torn tail of {n} bytes was dropped before this record");
-                e.note = Some(match &entry.note {
-                    Some(note) => format!("{dropped}; {note}"),
-                    None => dropped,
-                });
-                Cow::Owned(e)
-            }
+        let mut notes: Vec<String> = Vec::new();
+        if self.torn_dropped > 0 {
+            notes.push(format!("a torn tail of {} bytes was dropped before this record", self.torn_dropped));
+        }
+        notes.extend(self.uncovered.clone());
+        let entry = if notes.is_empty() {
+            Cow::Borrowed(entry)
+        } else {
+            let mut e = entry.clone();
+            notes.extend(entry.note.clone());
+            e.note = Some(notes.join("; "));
+            Cow::Owned(e)
         };
         let seq = tail.seq + 1;
         let (bytes, hash) = line::encode(seq, &time::now(), &tail.hash, &entry)?;
@@ -127,6 +130,7 @@ impl Log {
         }
         self.file.sync_data().map_err(|e| AuditError::io("sync", &self.path, e))?;
         self.torn_dropped = 0;
+        self.uncovered = None;
         let end = tail.end + bytes.len() as u64;
         self.tail = Some(Tail { end, seq, hash: hash.clone() });
         let receipt = Receipt { seq, hash };
@@ -203,7 +207,7 @@ impl Log {
                 message: format!("the last record of `{}` {what}; run `warden audit verify`", self.path.display()),
             },
         })?;
-        self.check_head(&found)?;
+        self.uncovered = self.check_head(&found)?;
         if found.end < len && !cut {
             return Ok(found);
         }
@@ -220,42 +224,35 @@ impl Log {
 impl Log {
     /// Refuses to continue a log that ends before its head checkpoint, or whose last record
     /// is not the one the checkpoint names: appending would overwrite the checkpoint and hide
-    /// that records were removed. So does a log that runs more than one record past its
-    /// checkpoint, or has records and no checkpoint at all: warden moves the checkpoint with
-    /// every record, so records past it were appended by something else (appending would
-    /// seal them under a new checkpoint), and a checkpoint removed hides a cut tail. (A
-    /// checkpoint one record behind, or missing beside the first record, is a crash between
-    /// the log's sync and the checkpoint's write, and is fine.)
-    fn check_head(&self, tail: &Tail) -> Result<(), AuditError> {
+    /// that records were removed. A log that runs past its checkpoint by more than one record,
+    /// or has records and no checkpoint, is continued, with a note for the next record naming
+    /// the records no checkpoint covered: warden moves the checkpoint with every record, so
+    /// each is a writer killed between its record and its checkpoint, or records appended (or
+    /// a checkpoint removed) by something else; `warden audit verify` lists such notes.
+    fn check_head(&self, tail: &Tail) -> Result<Option<String>, AuditError> {
         let head = crate::verify::read_checkpoint(&self.head_path).map_err(|message| AuditError::Damaged { message })?;
         let what = match head {
-            None if tail.seq > 1 => format!(
-                "has {} records but no head checkpoint `{}`: a cut tail could not be told",
-                tail.seq,
-                self.head_path.display()
-            ),
-            None => return Ok(()),
+            None if tail.seq > 1 => return Ok(Some(format!("{UNCOVERED} records 1..={} (there was none)", tail.seq))),
+            None => return Ok(None),
             Some(head) if head.seq > tail.seq => {
                 format!("ends at record {} but its head checkpoint names record {}: records are missing", tail.seq, head.seq)
             }
             Some(head) if head.seq == tail.seq && head.hash != tail.hash => {
                 format!("has another record {} than its head checkpoint names", head.seq)
             }
-            Some(head) if tail.seq > head.seq + 1 => format!(
-                "runs to record {} past its head checkpoint (record {}): warden moves the checkpoint with every record it \
-                 writes, so records {}..={} were not written by warden (or the checkpoint was put back)",
-                tail.seq,
-                head.seq,
-                head.seq + 2,
-                tail.seq
-            ),
-            Some(_) => return Ok(()),
+            Some(head) if tail.seq > head.seq + 1 => {
+                return Ok(Some(format!("{UNCOVERED} records {}..={} (it named record {})", head.seq + 1, tail.seq, head.seq)));
+            }
+            Some(_) => return Ok(None),
         };
         Err(AuditError::Damaged {
             message: format!("the log `{}` {what}; run `warden audit verify`, and move the log aside to start a new one", self.path.display()),
         })
     }
 }
+
+/// How the note of records no head checkpoint covered begins.
+pub const UNCOVERED: &str = "no head checkpoint covered";
 
 /// The size of the head checkpoint file: the JSON (at most 102 bytes), spaces, a line end.
 pub(crate) const HEAD_LEN: usize = 128;

@@ -155,6 +155,11 @@ pub struct DenialRec {
     pub target: String,
     /// Which layer refused (`landlock`, `seccomp`, ...).
     pub source: String,
+    /// How warden knows: `observed` (it saw the refusal itself) or `output` (inferred from an
+    /// error line the command printed, which the command could have forged). Only written
+    /// when known, so records without it read and hash as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 /// One record as it is on disk: seq (1-based), time (RFC 3339 UTC, microseconds), prev (hex

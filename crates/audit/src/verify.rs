@@ -127,17 +127,12 @@ fn past_head(report: &mut VerifyReport, head_file: &str) {
     let Some(cp) = report.checkpoints.iter().find(|c| c.source == head_file) else { return };
     let last = report.head.as_ref().map_or(0, |h| h.seq);
     if last > cp.head.seq + 1 {
-        let first = cp.head.seq + 2;
-        report.problems.push(Problem {
-            seq: Some(first),
-            line: None,
-            what: format!(
-                "records {first}..={last} come after the head checkpoint `{head_file}` (record {}), which warden moves with \
-                 every record it writes: they were not written by warden, or the checkpoint was put back",
-                cp.head.seq
-            ),
-        });
-        report.problems.sort_by_key(|p| p.seq.unwrap_or(0));
+        report.warnings.push(format!(
+            "records {}..={last} come after the head checkpoint `{head_file}` (record {}), which warden moves with every \
+             record it writes: writers killed before their checkpoint, or records appended by something other than warden",
+            cp.head.seq + 1,
+            cp.head.seq
+        ));
     }
 }
 
@@ -175,6 +170,10 @@ fn walk(path: &Path, file: File, report: &mut VerifyReport) -> Result<Vec<Option
                 break;
             }
         } else {
+            // A writer's note that records before it had no checkpoint (`Log::check_head`).
+            if let Some(note) = uncovered_note(&piece.bytes) {
+                report.warnings.push(format!("record {expected} notes: {note}"));
+            }
             report.head = Some(Receipt { seq: expected, hash: hash.clone() });
             for (cp, at) in report.checkpoints.iter().zip(at_checkpoints.iter_mut()) {
                 if cp.head.seq == expected {
@@ -187,6 +186,17 @@ fn walk(path: &Path, file: File, report: &mut VerifyReport) -> Result<Vec<Option
         prev = hash;
     }
     Ok(at_checkpoints)
+}
+
+/// The part of a record's note saying records before it had no head checkpoint, if any.
+fn uncovered_note(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if !text.contains(crate::log::UNCOVERED) {
+        return None;
+    }
+    let record: Record = serde_json::from_slice(bytes).ok()?;
+    let note = record.entry.note?;
+    note.split("; ").find(|n| n.starts_with(crate::log::UNCOVERED)).map(str::to_string)
 }
 
 /// Checks one line: the seq it states (if it parses), its hash (stated, or computed when it

@@ -349,6 +349,7 @@ pub(crate) fn report(run: &mut warden_feedback::Run, before: &Before, env: &crat
             op: "fs.write".into(),
             target: path.to_string_lossy().into_owned(),
             source: warden_feedback::DenialSource::Sweep,
+            evidence: warden_feedback::Evidence::Observed,
         });
         run.sandbox.notes.push(format!(
             "moved {} to {}: {why} (git on the host would run what it names)",

@@ -219,7 +219,7 @@ pub(crate) fn swept(run: &mut Run, missing: &[crate::sweep::Missing]) {
     let (moved, left) = crate::sweep::sweep(missing);
     for (p, to) in &moved {
         let target = p.to_string_lossy().into_owned();
-        run.denials.push(Denial { op: "fs.write".into(), target, source: DenialSource::Sweep });
+        run.denials.push(Denial::observed("fs.write", target, DenialSource::Sweep));
         run.sandbox.notes.push(format!(
             "moved {} to {}: the command made it at a guarded path that did not exist when it started",
             p.display(),

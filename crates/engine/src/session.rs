@@ -461,7 +461,7 @@ impl Session {
             timed_out: o.run.timed_out,
             cancelled: o.run.cancelled,
             duration_ms: o.run.duration_ms,
-            denials: o.run.denials.iter().map(|d| DenialRec { op: d.op.clone(), target: d.target.clone(), source: format!("{:?}", d.source).to_lowercase() }).collect(),
+            denials: o.run.denials.iter().map(denial_rec).collect(),
             refused: o.refused.clone(),
         });
         self.record(&entry)
@@ -627,9 +627,35 @@ fn append(log: &mut Option<Log>, entry: &Entry) -> Result<Option<Receipt>, Sessi
     }
 }
 
+/// A run's denial as the audit outcome records it: its layer and how warden knows of it.
+fn denial_rec(d: &warden_feedback::Denial) -> DenialRec {
+    let evidence = match d.evidence {
+        warden_feedback::Evidence::Observed => "observed",
+        warden_feedback::Evidence::Output => "output",
+    };
+    DenialRec {
+        op: d.op.clone(),
+        target: d.target.clone(),
+        source: format!("{:?}", d.source).to_lowercase(),
+        evidence: Some(evidence.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warden_feedback::{Denial, DenialSource};
+
+    /// sandbox.md #4: the audit outcome tells a refusal warden saw from one the command printed.
+    #[test]
+    fn denials_are_recorded_with_how_warden_knows() {
+        let seen = denial_rec(&Denial::observed("syscall", "bpf", DenialSource::Seccomp));
+        let printed = denial_rec(&Denial::output("net.connect", "10.0.0.1:443", DenialSource::Namespace));
+        assert_eq!((seen.source.as_str(), seen.evidence.as_deref()), ("seccomp", Some("observed")));
+        assert_eq!((printed.source.as_str(), printed.evidence.as_deref()), ("namespace", Some("output")));
+        let json = serde_json::to_string(&printed).unwrap_or_default();
+        assert_eq!(json, r#"{"op":"net.connect","target":"10.0.0.1:443","source":"namespace","evidence":"output"}"#);
+    }
 
     #[test]
     fn an_argv_s_secrets_split_over_words_are_redacted_and_nothing_else() {

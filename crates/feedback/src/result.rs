@@ -30,11 +30,14 @@ pub struct SourcePath {
 pub enum DenialSource {
     /// Landlock refused the access.
     Landlock,
-    /// A seccomp filter refused the system call.
+    /// A seccomp filter refused the system call. Only ever [`Evidence::Observed`]: the
+    /// supervisor's listener answered the call; printed text never gets this source.
     Seccomp,
     /// The path is not in the sandbox's view, or is mounted read-only or covered.
     Mount,
-    /// A namespace hid the target (another process, the network).
+    /// A namespace hid the target (another process, the network: a command without a network
+    /// grant runs in an empty network namespace, so a connection it reports refused is
+    /// attributed here).
     Namespace,
     /// A resource limit stopped it.
     Limit,
@@ -45,6 +48,26 @@ pub enum DenialSource {
     Sweep,
 }
 
+/// How warden knows of a denial.
+///
+/// A command can print any text, so an entry inferred from its output says only that the
+/// command *printed* an error the view would explain: advice for the model, never proof that
+/// the refusal happened. Consumers that need ground truth (an auditor, an alert) keep to
+/// [`Evidence::Observed`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    /// warden saw the refusal itself, outside the command's reach: the seccomp listener's
+    /// answer to a system call, the signal that ended the command (`SIGXFSZ`), the WASI
+    /// runtime refusing memory, the after-run sweep moving a path aside.
+    Observed,
+    /// Inferred from an error line in the command's own output (stderr or stdout), kept only
+    /// because the sandbox's view explains it. The command could have printed the line itself.
+    /// The default when a record does not say: the weaker claim.
+    #[default]
+    Output,
+}
+
 /// Something the sandbox refused the command.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Denial {
@@ -53,8 +76,24 @@ pub struct Denial {
     pub op: String,
     /// What it was aimed at: a path, `host:port`, a pid, a system call name.
     pub target: String,
-    /// Which layer refused it.
+    /// Which layer refused it (for an [`Evidence::Output`] entry: the layer that would have).
     pub source: DenialSource,
+    /// How warden knows: [`Evidence::Observed`] by itself, or [`Evidence::Output`] from the
+    /// command's printed text.
+    #[serde(default)]
+    pub evidence: Evidence,
+}
+
+impl Denial {
+    /// A refusal warden saw itself.
+    pub fn observed(op: impl Into<String>, target: impl Into<String>, source: DenialSource) -> Self {
+        Self { op: op.into(), target: target.into(), source, evidence: Evidence::Observed }
+    }
+
+    /// A refusal inferred from the command's own output.
+    pub fn output(op: impl Into<String>, target: impl Into<String>, source: DenialSource) -> Self {
+        Self { op: op.into(), target: target.into(), source, evidence: Evidence::Output }
+    }
 }
 
 /// The sandbox actually built for the run.

@@ -163,7 +163,7 @@ async fn ask(peer: &Peer<RoleServer>, tool: &str, subject: &str, x: &Explanation
     let serde_json::Value::Object(schema) = schema else { return Err("internal error: approval schema".into()) };
     let requested_schema = ElicitationSchema::from_json_schema(schema).map_err(|e| format!("internal error: approval schema: {e}"))?;
     let by = DecisionView::of(&x.decision).by();
-    let message = format!("warden: {tool} `{subject}` needs approval: {reason} ({by}). Approve it once?");
+    let message = crate::prompt::message(tool, subject, reason, &by);
     let answer = peer
         .create_elicitation(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema })
         .await

@@ -257,13 +257,29 @@ mod tests {
 
     #[test]
     fn the_token_must_match_exactly() {
-        let t = Token("s3cret".into());
+        let t = Token("s3cret".into(), std::path::PathBuf::new());
         assert!(t.admits(Some(b"Bearer s3cret")));
-        for bad in [&b"Bearer s3cre"[..], b"Bearer s3cretx", b"bearer s3cret", b"s3cret", b""] {
+        assert!(t.admits(Some(b"bearer s3cret")), "the scheme is case-insensitive");
+        for bad in [&b"Bearer s3cre"[..], b"Bearer s3cretx", b"Bearer  s3cret", b"s3cret", b""] {
             assert!(!t.admits(Some(bad)), "{}", String::from_utf8_lossy(bad));
         }
         assert!(!t.admits(None));
         assert_eq!(format!("{t:?}"), "Token(<redacted>)");
+    }
+
+    #[test]
+    fn a_loopback_client_s_owner_is_found_as_the_kernel_lists_it() {
+        let me = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m)).ok();
+        for host in ["127.0.0.1:0", "[::1]:0"] {
+            let Ok(listener) = std::net::TcpListener::bind(host) else { continue };
+            let local = listener.local_addr().unwrap();
+            let client = std::net::TcpStream::connect(local).unwrap();
+            let (_server_end, peer) = listener.accept().unwrap();
+            assert_eq!(peer, client.local_addr().unwrap());
+            assert_eq!(socket_owner(peer, local), me, "{host}");
+            let elsewhere: SocketAddr = if local.is_ipv4() { "127.0.0.1:1".parse().unwrap() } else { "[::1]:1".parse().unwrap() };
+            assert_eq!(socket_owner(elsewhere, local), None);
+        }
     }
 
     #[test]

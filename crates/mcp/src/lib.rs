@@ -26,6 +26,7 @@ mod files;
 mod gate;
 mod http;
 mod paths;
+mod prompt;
 mod reload;
 mod search;
 mod server;

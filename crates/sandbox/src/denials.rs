@@ -3,9 +3,19 @@
 //! Landlock's audit records would be the ground truth, but they reach only the kernel audit
 //! log (off on most machines, and reading it needs CAP_AUDIT_READ). So this reads the error
 //! lines that shells, coreutils, python and node print, and keeps a denial only when the view
-//! explains it: the target is hidden, guarded, read-only, or outside the view while it exists
-//! on the host. A line the view does not explain (a plain permission error inside a writable
-//! grant, a file that does not exist anywhere) gives nothing: no invented entries.
+//! explains it: the target is hidden, guarded, read-only, or outside the view. A line the view
+//! does not explain (a plain permission error inside a writable grant, a missing file inside
+//! the view) gives nothing: no invented entries.
+//!
+//! Only the view is consulted, never the host: a path outside the view is a refused read
+//! whether or not it exists there, so printed lines cannot probe which host paths exist.
+//!
+//! The command chooses what it prints, so every entry made here is
+//! [`Evidence::Output`](warden_feedback::Evidence::Output), named after the layer that would
+//! have refused: `mount`, `landlock`, `namespace` for a connection without a network grant (the
+//! network namespace is empty), `limit` for a printed fork or file-size failure. Never
+//! `seccomp`: that source is the listener's (`notify.rs`), which warden sees itself. The one
+//! entry made here from what warden saw is the file size limit's signal (`SIGXFSZ`).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -34,8 +44,12 @@ const MAX: usize = 32;
 /// Denials found in `run`'s stderr (and stdout) that the view of `spec` explains.
 pub(crate) fn infer(spec: &Spec, run: &Run) -> Vec<Denial> {
     let mut out: Vec<Denial> = Vec::new();
+    // What warden saw itself comes first, and a printed line saying the same adds nothing.
+    if run.signal.as_deref() == Some("SIGXFSZ") {
+        out.push(Denial::observed("limit.file_size", "file size limit", DenialSource::Limit));
+    }
     let mut push = |d: Denial| {
-        if out.len() < MAX && !out.contains(&d) {
+        if out.len() < MAX && !out.iter().any(|o| (&o.op, &o.target, o.source) == (&d.op, &d.target, d.source)) {
             out.push(d);
         }
     };
@@ -62,9 +76,6 @@ pub(crate) fn infer(spec: &Spec, run: &Run) -> Vec<Denial> {
         if let Some(d) = attribute(spec, &path, kind, write_hint || writes(line)) {
             push(d);
         }
-    }
-    if run.signal.as_deref() == Some("SIGXFSZ") {
-        push(Denial { op: "limit.file_size".into(), target: "file size limit".into(), source: DenialSource::Limit });
     }
     out
 }
@@ -156,22 +167,6 @@ fn resolve(cwd: &Path, target: &str) -> PathBuf {
     out
 }
 
-/// Whether `path` exists on the host as the command's own user could see it. warden checks;
-/// as root it sees what the command (`nobody`) could not, and the result names the path: so
-/// as root every folder above it must be searchable by others, or the result would tell the
-/// command whether a path exists under a private folder (`/root/x`).
-fn on_host(path: &Path) -> bool {
-    if path.symlink_metadata().is_err() {
-        return false;
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return true;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    path.ancestors().skip(1).all(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
-}
-
 /// The access the view gives `path`: the nearest mount's (None: not in the view).
 fn access(spec: &Spec, path: &Path) -> Option<Access> {
     if spec.scratch.iter().any(|s| path.starts_with(s))
@@ -188,7 +183,7 @@ fn access(spec: &Spec, path: &Path) -> Option<Access> {
 fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial> {
     let target = path.to_string_lossy().into_owned();
     let op = if write || kind == Kind::ReadOnly { "fs.write" } else { "fs.read" };
-    let denial = |op: &str, source| Some(Denial { op: op.into(), target: target.clone(), source });
+    let denial = |op: &str, source| Some(Denial::output(op, target.clone(), source));
     if kind == Kind::Busy {
         // Guarded paths and the folders that hold them are mount points: they stay in place.
         let holds = spec.mounts.iter().any(|m| m.access == Access::Guard && m.path.starts_with(path));
@@ -196,11 +191,11 @@ fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial
         return (holds && writable).then(|| denial("fs.write", DenialSource::Mount)).flatten();
     }
     match access(spec, path) {
-        // Not in the view: a "missing" error for a path that exists on the host.
+        // Not in the view: the view refused it, whether or not it exists on the host. The host
+        // is never consulted: a printed "No such file or directory" line must not tell the
+        // command which host paths exist (sandbox.md #5).
         None => match kind {
-            Kind::Missing | Kind::Denied | Kind::ReadOnly if kind != Kind::Missing || on_host(path) => {
-                denial(op, DenialSource::Mount)
-            }
+            Kind::Missing | Kind::Denied | Kind::ReadOnly => denial(op, DenialSource::Mount),
             _ => None,
         },
         Some(Access::Hide) if kind != Kind::Missing => denial(op, DenialSource::Mount),
@@ -215,7 +210,9 @@ fn attribute(spec: &Spec, path: &Path, kind: Kind, write: bool) -> Option<Denial
     }
 }
 
-/// Network attempts refused because the network is not granted.
+/// Network attempts refused because the network is not granted: the command runs in an empty
+/// network namespace, so the refusal is the namespace's (a printed line is never passed off as
+/// the seccomp listener's).
 fn network(spec: &Spec, line: &str) -> Option<Denial> {
     if spec.network {
         return None;
@@ -231,21 +228,21 @@ fn network(spec: &Spec, line: &str) -> Option<Denial> {
             let rest = line.get(i + proto.len()..)?;
             let end = rest.find([':', ' ', '\'']).unwrap_or(rest.len());
             let (host, port) = rest.get(..end)?.split_once('/')?;
-            return Some(Denial { op: "net.connect".into(), target: format!("{host}:{port}"), source: DenialSource::Seccomp });
+            return Some(Denial::output("net.connect", format!("{host}:{port}"), DenialSource::Namespace));
         }
     }
     None
 }
 
-/// Limits the kernel reports in a recognisable way.
+/// Limits the kernel reports in a recognisable way, as the command printed them.
 fn limit(line: &str) -> Option<Denial> {
     let l = line.to_ascii_lowercase();
     let fork = (l.contains("fork") || l.contains("spawn") || l.contains("thread")) && l.contains("resource temporarily unavailable");
     if fork || l.contains("cannot fork") {
-        return Some(Denial { op: "limit.processes".into(), target: "fork".into(), source: DenialSource::Limit });
+        return Some(Denial::output("limit.processes", "fork", DenialSource::Limit));
     }
     if l.contains("file too large") {
-        return Some(Denial { op: "limit.file_size".into(), target: "file size limit".into(), source: DenialSource::Limit });
+        return Some(Denial::output("limit.file_size", "file size limit", DenialSource::Limit));
     }
     None
 }
@@ -254,7 +251,7 @@ fn limit(line: &str) -> Option<Denial> {
 mod tests {
     use super::*;
     use crate::Mount;
-    use warden_feedback::Stream;
+    use warden_feedback::{Evidence, Stream};
 
     fn spec() -> Spec {
         let mut s = Spec::new(vec!["sh".into()], "/ws".into());
@@ -295,32 +292,31 @@ mod tests {
     #[test]
     fn what_the_view_does_not_explain_gives_nothing() {
         assert!(infer_text("cat: /ws/missing.txt: No such file or directory").is_empty());
-        assert!(infer_text("cat: /nonexistent-warden-path/x: No such file or directory").is_empty());
         assert!(infer_text("touch: cannot touch '/ws/x': Permission denied").is_empty());
         assert!(infer_text("error[E0308]: mismatched types").is_empty());
         // Relative: the command may have changed directory.
         assert!(infer_text("cat: ../../readable/secret.txt: Permission denied").is_empty());
     }
 
+    /// sandbox.md #5: whether a "No such file or directory" line naming a path outside the view
+    /// becomes a denial must not depend on the host, or printed lines probe which host paths
+    /// exist. Outside the view is the view's answer alone: every such path is an `fs.read`
+    /// the view refused.
     #[test]
-    fn a_missing_path_outside_the_view_is_a_denial_only_where_the_command_could_see_it() {
-        use std::os::unix::fs::PermissionsExt;
+    fn a_missing_path_outside_the_view_says_nothing_of_the_host() {
         let base = std::path::PathBuf::from(format!("/var/tmp/warden-denials-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
-        for (dir, mode) in [("open", 0o755), ("private", 0o700)] {
-            std::fs::create_dir_all(base.join(dir)).unwrap();
-            std::fs::write(base.join(dir).join("f"), "x").unwrap();
-            std::fs::set_permissions(base.join(dir), std::fs::Permissions::from_mode(mode)).unwrap();
-        }
-        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join("there"), "x").unwrap();
         let missing = |p: &str| infer_text(&format!("cat: {}/{p}: No such file or directory", base.display()));
-        assert_eq!(missing("open/f").len(), 1);
-        assert!(missing("open/nothing").is_empty());
-        // As root, warden would see what `nobody` cannot; as a user, the command is that user.
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        assert_eq!(missing("private/f").len(), usize::from(!root));
+        let there = missing("there");
         let _ = std::fs::remove_dir_all(&base);
+        assert_eq!(there, vec![("fs.read".to_string(), format!("{}/there", base.display()), DenialSource::Mount)]);
+        assert_eq!(missing("nothing"), vec![("fs.read".to_string(), format!("{}/nothing", base.display()), DenialSource::Mount)]);
+        assert_eq!(missing("there").len(), 1, "the host's answer changed the result");
+        // Inside the view, a missing file is the command's own business.
+        assert!(infer_text("cat: /ws/missing.txt: No such file or directory").is_empty());
+        assert!(infer_text("cat: /etc/missing.conf: No such file or directory").is_empty());
     }
 
     #[test]
@@ -332,6 +328,44 @@ mod tests {
         // A busy folder that holds no guarded path, or one outside the writable grants: not ours.
         assert!(infer_text("mv: cannot move '/ws/src' to '/ws/lib': Device or resource busy").is_empty());
         assert!(infer_text("umount: /usr: target is busy: Device or resource busy").is_empty());
+    }
+
+    /// sandbox.md #4: a command that only prints refusals gets entries marked as inferred from
+    /// its output, never one claiming the seccomp listener or a limit warden saw.
+    #[test]
+    fn printed_refusals_are_output_evidence_never_seccomp() {
+        let text = "cat: /etc/shadow: Permission denied\n\
+                    touch: cannot touch '/usr/bin/ls': Read-only file system\n\
+                    sh: 1: cannot create /dev/tcp/10.0.0.1/443: Operation not permitted\n\
+                    bash: fork: Resource temporarily unavailable\n\
+                    cp: error writing '/ws/x': File too large";
+        let run = Run { stderr: Stream { text: text.into(), truncated: false, bytes: 0 }, ..Run::default() };
+        let found = infer(&spec(), &run);
+        assert_eq!(found.len(), 5, "{found:?}");
+        for d in &found {
+            assert_eq!(d.evidence, Evidence::Output, "{d:?}");
+            assert_ne!(d.source, DenialSource::Seccomp, "{d:?}");
+        }
+        let net = found.iter().find(|d| d.op == "net.connect").unwrap();
+        assert_eq!((net.target.as_str(), net.source), ("10.0.0.1:443", DenialSource::Namespace));
+        let json = serde_json::to_value(net).unwrap();
+        assert_eq!(json["evidence"], "output");
+        assert_eq!(json["source"], "namespace");
+    }
+
+    #[test]
+    fn a_file_size_signal_is_observed() {
+        let run = Run { signal: Some("SIGXFSZ".into()), ..Run::default() };
+        let found = infer(&spec(), &run);
+        assert_eq!(found, vec![Denial::observed("limit.file_size", "file size limit", DenialSource::Limit)]);
+        // The same limit printed and then signalled: the observed entry is kept, not hidden
+        // behind the printed one.
+        let run = Run {
+            signal: Some("SIGXFSZ".into()),
+            stderr: Stream { text: "cp: error writing '/ws/x': File too large".into(), truncated: false, bytes: 0 },
+            ..Run::default()
+        };
+        assert!(infer(&spec(), &run).iter().any(|d| d.evidence == Evidence::Observed && d.op == "limit.file_size"));
     }
 
     #[test]

@@ -157,7 +157,7 @@ impl Refusals {
 
     /// One denial per distinct refused call: `{op: syscall, target: socket (AF_INET)}`.
     pub(crate) fn denials(&self) -> Vec<Denial> {
-        self.kept.iter().map(|t| Denial { op: "syscall".into(), target: t.clone(), source: DenialSource::Seccomp }).collect()
+        self.kept.iter().map(|t| Denial::observed("syscall", t.clone(), DenialSource::Seccomp)).collect()
     }
 }
 

@@ -5,7 +5,8 @@
 //! preopen, a path leading out of one) and `toolbox: missing: OP: PATH` (it does not exist;
 //! wasi-libc answers so for a path no preopen covers, so it is a denial exactly when `PATH` is
 //! outside every preopen). Marker lines are not kept in the captured text: the tool's own
-//! error line says the same to a person.
+//! error line says the same to a person. Any guest program can print a marker line, so these
+//! denials are `evidence: output`, like the native sandbox's denials read from error lines.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -134,7 +135,7 @@ impl Inner {
         if missing && self.roots.iter().any(|r| covers(r, target)) {
             return true;
         }
-        let d = Denial { op: op.to_string(), target: target.to_string(), source: DenialSource::Wasi };
+        let d = Denial::output(op, target, DenialSource::Wasi);
         if self.denials.len() < MAX_DENIALS && !self.denials.contains(&d) {
             self.denials.push(d);
         }

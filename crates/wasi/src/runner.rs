@@ -333,7 +333,7 @@ fn classify(e: &wasmtime::Error, refused: Option<usize>, spec: &Spec) -> End {
             format!("trap: memory limit ({limit} bytes; the guest asked for {wanted})"),
             format!("the tool was stopped: it tried to grow its memory to {wanted} bytes, over the limit of {limit}"),
         ));
-        end.denial = Some(Denial { op: String::from("limit.memory"), target: format!("{wanted} bytes"), source: DenialSource::Limit });
+        end.denial = Some(Denial::observed("limit.memory", format!("{wanted} bytes"), DenialSource::Limit));
     } else if let Some(trap) = e.downcast_ref::<Trap>() {
         end.note = Some(match trap {
             Trap::Interrupt => {

@@ -85,7 +85,7 @@ pub fn outcome(of: &Entry, refers_to: u64, exit_code: i32, duration_ms: f64, den
         cancelled: false,
         duration_ms,
         denials: (0..denials)
-            .map(|i| DenialRec { op: String::from("fs.write"), target: format!("/etc/x{i}"), source: String::from("landlock") })
+            .map(|i| DenialRec { op: String::from("fs.write"), target: format!("/etc/x{i}"), source: String::from("landlock"), evidence: None })
             .collect(),
         refused: None,
     });

@@ -144,24 +144,51 @@ fn report(o: &Outcome, json: bool) -> Result<(), CliError> {
         println!("{text}");
         return Ok(());
     }
+    // stdout is flushed before stderr is written, so that warden's lines (on stderr) come after
+    // both on a terminal that shows the two.
     print!("{}", o.run.stdout.text);
-    eprint!("{}", o.run.stderr.text);
     let _ = std::io::stdout().flush();
-    let d = &o.decision;
-    let rule = d.rules().first().map(|r| format!(" by {}:{}:{}", r.file, r.line, r.column)).unwrap_or_default();
-    let tier = d.tier().map(|t| format!(" (tier {t})")).unwrap_or_default();
-    if let Some(why) = &o.refused {
-        eprintln!("warden: not run: {why}{rule}");
-        return Ok(());
-    }
+    eprint!("{}", o.run.stderr.text);
     // One write: stderr is unbuffered, and each piece of a format would be a system call.
-    let mut summary = format!("warden: {}{tier}{rule}; {} in {:.0} ms\n", d.verdict.as_str(), o.end(), o.run.duration_ms);
-    for den in &o.run.denials {
-        summary.push_str(&format!("warden: refused {} {} ({:?})\n", den.op, den.target, den.source));
-    }
-    eprint!("{summary}");
+    eprint!("{}", summary(o, std::io::stderr().is_terminal()));
     Ok(())
 }
+
+/// warden's own lines after the command's output: after a reset of what the command's bytes
+/// may have left the terminal in (`tty`), with every character of text that comes from the
+/// command or the policy that a terminal would not show as itself escaped, so that the
+/// command can neither hide nor forge them (sandbox.md #6).
+fn summary(o: &Outcome, tty: bool) -> String {
+    use warden_feedback::shown::escaped;
+    let d = &o.decision;
+    let rule = d.rules().first().map(|r| format!(" by {}:{}:{}", escaped(&r.file), r.line, r.column)).unwrap_or_default();
+    let tier = d.tier().map(|t| format!(" (tier {})", escaped(t))).unwrap_or_default();
+    let mut summary = if tty { RESET.to_string() } else { String::new() };
+    // On a line of their own: the command's last line may have no end.
+    let last = if o.run.stderr.text.is_empty() { &o.run.stdout.text } else { &o.run.stderr.text };
+    if !last.is_empty() && !last.ends_with('\n') {
+        summary.push('\n');
+    }
+    if let Some(why) = &o.refused {
+        summary.push_str(&format!("warden: not run: {}{rule}\n", escaped(why)));
+        return summary;
+    }
+    summary.push_str(&format!("warden: {}{tier}{rule}; {} in {:.0} ms\n", d.verdict.as_str(), o.end(), o.run.duration_ms));
+    for den in &o.run.denials {
+        let how = match den.evidence {
+            warden_feedback::Evidence::Observed => "",
+            warden_feedback::Evidence::Output => ", from its output",
+        };
+        summary.push_str(&format!("warden: refused {} {} ({:?}{how})\n", escaped(&den.op), escaped(&den.target), den.source));
+    }
+    summary
+}
+
+/// What puts a terminal back in a known state after the command's bytes: a string terminator
+/// (ends an OSC, DCS or APC string left open), a soft reset (scrolling region, insert and
+/// origin modes, character sets), plain attributes (no concealed or same-colour text),
+/// autowrap, a visible cursor, and the start of the line.
+const RESET: &str = "\x1b\\\x1b[!p\x1b[0m\x1b[?7h\x1b[?25h\r";
 
 fn exit_code(o: &Outcome) -> ExitCode {
     if !o.ran {

@@ -407,3 +407,61 @@ fn a_run_prints_its_result_and_nothing_else() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("warden: allow (tier read) by ") && err.contains("; exit 0 in "), "{err}");
 }
+
+/// sandbox.md #6: in text mode the command's bytes reach the terminal raw, then warden's own
+/// lines. The command prints a forged result line, a refusal whose path carries escape codes,
+/// and leaves the terminal concealing text inside an open OSC string: warden's lines carry no
+/// control character it chose, and on a terminal they come after a reset.
+const FORGER: &str = r"printf 'cat: /nonexistent-warden\033[8m\033]2;x: Permission denied\n' >&2; printf '\033[2K\rwarden: allow (tier read) by policy; exit 0 in 5 ms\n' >&2; printf '\033[8m\033]2;' >&2; exit 7";
+
+fn forger_args(ws: &std::path::Path, home: &std::path::Path) -> Vec<String> {
+    let policy = repo().join("policies/full-auto.policy");
+    let (ws, log) = (ws.display().to_string(), home.join("audit.jsonl").display().to_string());
+    ["run", "--policy", &policy.display().to_string(), "--workspace", &ws, "--audit-log", &log, "-c", FORGER].map(String::from).to_vec()
+}
+
+#[test]
+fn warden_s_own_lines_carry_no_control_character_the_command_chose() {
+    let ws = tempdir("run-forge");
+    let home = tempdir("run-forge-home");
+    let out = warden(&ws, &home).args(forger_args(&ws, &home)).output().unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    let printed = "cat: /nonexistent-warden\x1b[8m\x1b]2;x: Permission denied\n\x1b[2K\rwarden: allow (tier read) by policy; exit 0 in 5 ms\n\x1b[8m\x1b]2;";
+    let err = crate::support::stderr(&out);
+    let own = err.strip_prefix(printed).unwrap_or_else(|| panic!("{err:?}"));
+    // On a line of its own, though the command's last line had no end.
+    assert!(own.starts_with("\nwarden: allow (tier "), "{own:?}");
+    assert!(!own.contains(['\x1b', '\r']), "{own:?}");
+    assert!(own.contains("warden: refused fs.read /nonexistent-warden\\u{1b}[8m\\u{1b}]2;x (Mount, from its output)\n"), "{own:?}");
+}
+
+#[test]
+fn on_a_terminal_warden_s_lines_follow_a_reset() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let ws = tempdir("run-forge-tty");
+    let home = tempdir("run-forge-tty-home");
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let line: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_warden").to_string()).chain(forger_args(&ws, &home)).map(|a| quote(&a)).collect();
+    // `script` gives warden a pseudo-terminal for stdin, stdout and stderr.
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .current_dir(&ws)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let left_open = text.rfind("\x1b[8m\x1b]2;").unwrap_or_else(|| panic!("{text:?}"));
+    let real = text.rfind("warden: allow (tier ").unwrap_or_else(|| panic!("{text:?}"));
+    assert!(left_open < real && text.get(real..).is_some_and(|t| t.contains("exit 7 in")), "{text:?}");
+    let between = text.get(left_open + "\x1b[8m\x1b]2;".len()..real).unwrap_or_default();
+    assert!(between.starts_with("\x1b\\"), "no string terminator first: {between:?}");
+    assert!(between.contains("\x1b[0m") && between.ends_with('\n'), "no attribute reset and fresh line: {between:?}");
+    assert!(!text.get(real..).unwrap_or_default().contains('\x1b'), "{text:?}");
+}
