@@ -176,6 +176,10 @@ fn key_words(argv: &[String]) -> Vec<String> {
     if RUNS_ANYTHING.contains(&program.as_str()) || program.starts_with("python") {
         return words;
     }
+    // Only a plain name is proposed as a policy word (a recorded one is the model's text).
+    if program.is_empty() || !program.chars().all(|c| c.is_ascii_alphanumeric() || "._+-@".contains(c)) {
+        return words;
+    }
     let sub = argv.get(1).filter(|s| !s.is_empty() && !s.starts_with('-') && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
     let multi = SUBCOMMANDS.contains(&program.as_str());
     words.push(program);
@@ -281,6 +285,7 @@ mod tests {
         for argv in [&["bash", "deploy.sh"][..], &["python3", "x.py"], &["/usr/bin/python3.12", "-m", "x"], &["env", "A=1", "make"], &["sudo", "ls"]] {
             assert!(words(argv).is_empty(), "{argv:?}");
         }
+        assert!(words(&["mk\u{1b}[2Kdir", "d"]).is_empty());
         assert_eq!(words(&["mkdir", "d"]), ["mkdir"]);
         assert_eq!(words(&["cargo", "build"]), ["cargo", "build"]);
     }

@@ -5,6 +5,7 @@
 //! record: run `verify`).
 
 use crate::output::CliError;
+use warden_feedback::shown::escaped;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -137,7 +138,7 @@ fn verify(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         println!("{}", json(&report)?);
     } else {
         for warning in &report.warnings {
-            eprintln!("warning: {warning}");
+            eprintln!("warning: {}", escaped(warning));
         }
         print!("{}", render_verify(&args.log, &report));
     }
@@ -159,7 +160,8 @@ fn render_verify(log: &Path, report: &VerifyReport) -> String {
     for p in &report.problems {
         let seq = p.seq.map_or_else(String::new, |s| format!("seq {s}: "));
         let line = p.line.map_or_else(String::new, |l| format!("line {l}: "));
-        let _ = writeln!(out, "  {seq}{line}{}", p.what);
+        // A problem quotes the record's bytes, which anyone who could edit the log chose.
+        let _ = writeln!(out, "  {seq}{line}{}", escaped(&p.what));
     }
     out
 }
@@ -218,15 +220,17 @@ fn query(args: &QueryArgs) -> Result<ExitCode, CliError> {
         let rule = d.and_then(|d| d.rules.first()).map_or_else(|| String::from("-"), |r| format!("{}:{}", r.file, r.line));
         let argv = e.input.argv.as_ref().map(|a| a.join(" "));
         let what = e.input.command.as_deref().or(argv.as_deref()).or(e.input.path.as_deref()).unwrap_or("-");
+        // The command is the model's text: escaped, it cannot redraw the rows around it.
         println!(
-            "{:>6}  {:<27}  {:<10}  {:<10}  {:<7}  {:<10}  {:<28}  {what}",
+            "{:>6}  {:<27}  {:<10}  {:<10}  {:<7}  {:<10}  {:<28}  {}",
             r.seq,
-            r.time,
-            e.agent.as_deref().unwrap_or("-"),
-            e.tool,
-            verdict,
-            d.and_then(|d| d.tier.as_deref()).unwrap_or("-"),
-            rule
+            escaped(&r.time),
+            escaped(e.agent.as_deref().unwrap_or("-")),
+            escaped(&e.tool),
+            escaped(&verdict),
+            escaped(d.and_then(|d| d.tier.as_deref()).unwrap_or("-")),
+            escaped(&rule),
+            escaped(what)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -243,7 +247,7 @@ fn stats(args: &StatsArgs) -> Result<ExitCode, CliError> {
         "AGENT", "COMMANDS", "ALLOW", "ASK", "DENY", "MANUAL", "GRANTED", "REFUSED", "DENIALS", "RUNS", "FAILED", "RETRIES", "MEAN_MS", "P50_MS", "P95_MS"
     );
     for (agent, c) in stats.agents.iter().map(|(a, c)| (a.as_str(), c)).chain([("(all)", &stats.overall)]) {
-        println!("{}", stats_row(agent, c));
+        println!("{}", stats_row(&escaped(agent), c));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -84,7 +84,9 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, CliError> {
         }
         for c in report.changes.iter().take(args.limit) {
             let agent = c.agent.as_deref().map(|a| format!(" [{a}]")).unwrap_or_default();
-            println!("  #{} {} -> {}{agent} {} `{}` ({}: {})", c.seq, c.before, c.after, c.tool, c.subject, c.rule, c.reason);
+            // The subject (and the reason quoting it) is the model's text from the log.
+            let line = format!("{} -> {}{agent} {} `{}` ({}: {})", c.before, c.after, c.tool, c.subject, c.rule, c.reason);
+            println!("  #{} {}", c.seq, warden_feedback::shown::escaped(&line));
         }
         if report.changes.len() > args.limit {
             println!("  ... {} more (use --limit or --json)", report.changes.len() - args.limit);
