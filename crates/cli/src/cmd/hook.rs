@@ -328,17 +328,27 @@ fn part_text(part: &Part, request: &Request) -> Option<String> {
 }
 
 /// At most 200 characters of `s`, on one line.
+/// `s` on one line, shown as written (controls, bidirectional and invisible characters
+/// escaped: the agent shows the reason of an `ask` to its user), cut at 200 characters with
+/// the count of bytes left out.
 fn clip(s: &str) -> String {
-    let one_line = s.replace('\n', " ");
+    let one_line = warden_feedback::shown::escaped(s);
     match one_line.char_indices().nth(200) {
-        Some((i, _)) => format!("{}...", one_line.get(..i).unwrap_or_default()),
-        None => one_line,
+        Some((i, _)) => format!("{}... ({} more bytes)", one_line.get(..i).unwrap_or_default(), one_line.len() - i),
+        None => one_line.into_owned(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_shows_the_command_as_written_on_one_line() {
+        assert_eq!(clip("ls\nrm -rf ~ \u{202e}txt.x"), "ls\\nrm -rf ~ \\u{202e}txt.x");
+        let long = "a".repeat(250);
+        assert_eq!(clip(&long), format!("{}... (50 more bytes)", "a".repeat(200)));
+    }
 
     #[test]
     fn input_is_capped_and_must_be_json() {
@@ -362,9 +372,4 @@ mod tests {
         assert_eq!(r.stdout["decision"], "deny");
     }
 
-    #[test]
-    fn long_text_is_clipped_to_one_line() {
-        assert_eq!(clip("a\nb"), "a b");
-        assert_eq!(clip(&"x".repeat(300)).len(), 203);
-    }
 }
