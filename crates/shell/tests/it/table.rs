@@ -159,7 +159,8 @@ const ROWS: &[Row] = &[
         &[],
     ),
     (r##"flock /tmp/lock rm x"##, &["[flock] rm x"], &[]),
-    (r##"flock -c 'rm x' /tmp/lock"##, &["[flock -c] rm x"], &[]),
+    // The lock file is opened (created) as `: > /tmp/lock` would open it.
+    (r##"flock -c 'rm x' /tmp/lock"##, &[":", "[flock -c] rm x"], &[]),
     (r##"ionice -c 3 rm x"##, &["[ionice] rm x"], &[]),
     (r##"taskset 0x1 rm x"##, &["[taskset] rm x"], &[]),
     (r##"taskset -c 0 rm x"##, &["[taskset] rm x"], &[]),
