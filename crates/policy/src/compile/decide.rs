@@ -369,8 +369,8 @@ impl<'p> Decider<'p> {
             }
             let word: Cow<'_, str> = match super::argglob::classify(text, w.known, &self.anchors) {
                 ArgForm::Skip => continue,
-                ArgForm::Overlap { text, exact } => {
-                    self.overlap_argument(&text, exact, cwds, cmd);
+                ArgForm::Overlap { text, exact, expanded } => {
+                    self.overlap_argument(&text, exact, expanded, cwds, cmd);
                     if !exact || text.contains('/') {
                         continue;
                     }
@@ -474,10 +474,10 @@ impl<'p> Decider<'p> {
 
     /// Checks a glob or parameter argument by overlap with ask/deny `fs` patterns (against every
     /// working directory it may run in).
-    fn overlap_argument(&mut self, text: &str, exact: bool, cwds: &Cwds, cmd: &SimpleCommand) {
+    fn overlap_argument(&mut self, text: &str, exact: bool, expanded: bool, cwds: &Cwds, cmd: &SimpleCommand) {
         let unknown = cwds.unknown;
         for cwd in cwds.iter().filter(|_| !unknown).chain(unknown.then_some("$cwd")) {
-            let ap = super::argglob::arg_path(text, exact, &self.anchors, cwd);
+            let ap = super::argglob::arg_path(text, exact, expanded, &self.anchors, cwd);
             let anchors = &self.anchors;
             let tri = if ap.exact { Tri::Yes } else { Tri::Maybe };
             let collect = |layer: &LayerC, c: &mut Collector| {
