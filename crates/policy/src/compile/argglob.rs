@@ -129,8 +129,34 @@ pub(crate) fn arg_path(text: &str, exact: bool, expanded: bool, anchors: &Anchor
             s => segs.push(ArgSeg::Lit(s.to_string())),
         }
     }
+    through_proc(&mut segs);
     let shown = if super::paths::other_home(text) { text.to_string() } else { full };
     ArgPath { segs, exact: !unknown, expanded, shown }
+}
+
+/// `/proc/PID/root/...` (the process's root; a glob for PID too) is the path beneath it;
+/// `/proc/PID/cwd/...`, `/proc/PID/fd/N/...` and `/dev/fd/N/...` are beneath a folder not known
+/// (see `paths::through_proc`).
+fn through_proc(segs: &mut Vec<ArgSeg>) {
+    let lit = |s: &ArgSeg, want: &str| matches!(s, ArgSeg::Lit(l) if l == want);
+    let any = |s: &ArgSeg| matches!(s, ArgSeg::Glob(_) | ArgSeg::Multi);
+    let is_pid = |s: &ArgSeg| any(s) || matches!(s, ArgSeg::Lit(l) if l == "self" || l == "thread-self" || l.bytes().all(|b| b.is_ascii_digit()));
+    let num = |s: &ArgSeg| any(s) || matches!(s, ArgSeg::Lit(l) if l.bytes().all(|b| b.is_ascii_digit()));
+    loop {
+        let (cut, known) = match segs.as_slice() {
+            [d, f, n, _, ..] if lit(d, "dev") && lit(f, "fd") && num(n) => (3, false),
+            [p, pid, r, ..] if lit(p, "proc") && is_pid(pid) && lit(r, "root") => (3, true),
+            [p, pid, t, tid, r, ..] if lit(p, "proc") && is_pid(pid) && lit(t, "task") && num(tid) && lit(r, "root") => (5, true),
+            [p, pid, c, _, ..] if lit(p, "proc") && is_pid(pid) && lit(c, "cwd") => (3, false),
+            [p, pid, f, n, _, ..] if lit(p, "proc") && is_pid(pid) && lit(f, "fd") && num(n) => (4, false),
+            _ => return,
+        };
+        segs.drain(..cut);
+        if !known {
+            segs.insert(0, ArgSeg::Multi);
+            return;
+        }
+    }
 }
 
 /// Whether a pattern segment and an argument segment may name the same file. Globs in
@@ -298,5 +324,13 @@ mod tests {
         // Quoted, a glob is a pattern for the program, and a class still matches.
         assert_eq!(overlap("**/.env", ".e[n]v", true), Some(true));
         assert_eq!(overlap("/proc/*/environ", "/proc/*/environ", true), Some(false));
+    }
+
+    /// Red team: `/proc/1/root/etc/[s]hadow` is `/etc/[s]hadow`.
+    #[test]
+    fn a_process_root_is_the_root() {
+        assert_eq!(overlap("/etc/shadow", "/proc/1/root/etc/[s]hadow", false), Some(true));
+        assert_eq!(overlap("/etc/shadow", "/proc/*/root/etc/shado?", false), Some(true));
+        assert_eq!(overlap("~/.ssh/**", "/proc/self/cwd/id_*", false), Some(true));
     }
 }
