@@ -368,3 +368,55 @@ fn wrapper_file_options_are_redirects_of_the_command() {
     assert_eq!(opaque("strace -o '|sh' true"), [OpaqueReason::Unsupported]);
     assert_eq!(opaque("fakeroot --faked ./x true"), [OpaqueReason::Unsupported]);
 }
+
+/// Red team: the value of an interpreter option that takes one (`-W ignore`, `node -r fs`,
+/// `perl -I lib`) was taken for the script, so the `-c`/`-e` after it was never seen; nor
+/// were `--eval=CODE`, `python -m timeit -s CODE` or a console reading standard input.
+#[test]
+fn inline_code_after_an_option_with_a_value() {
+    for input in [
+        "python3 -W ignore -c 'import shutil; shutil.rmtree(\".\")'",
+        "python3 -X dev -c 'x'",
+        "python3 --check-hash-based-pycs never -c 'x'",
+        "python3 -Wignore::DeprecationWarning -c 'x'",
+        "node -r fs -e 'require(\"fs\").rmSync(\".\",{recursive:true})'",
+        "node --require fs --eval 'x'",
+        "node --stack-size 999 -e 'x'",
+        "node -C x -e 'x'",
+        "node --title x -p 'x'",
+        "node --eval='x'",
+        "node --print='x'",
+        "node --import 'data:text/javascript,x'",
+        "node --loader=data:text/javascript,x app.js",
+        "perl -I lib -e 'system \"x\"'",
+        "perl -lne 'print' f",
+        "perl -M'POSIX;system(q(id))' -le 1",
+        "ruby -r json -e 'x'",
+        "ruby -I lib -e 'x'",
+        "php -d x=1 -r 'x'",
+        "php --run='x'",
+        "php -B 'x' -R ''",
+        "python3 -m timeit -s 'import shutil; shutil.rmtree(\".\")' pass",
+        "python3 -m pdb -c 'x' x.py",
+        "python3 -m idlelib -c 'x'",
+    ] {
+        assert!(opaque(input).contains(&OpaqueReason::InlineCode), "{input}: {:?}", opaque(input));
+    }
+    // (`python3 -i < cmds.py` is a script file, like `python3 cmds.py`.)
+    for input in ["python3 -m code <<< 'import os'", "python3 -i x.py <<< 'x'"] {
+        assert!(opaque(input).contains(&OpaqueReason::ShellFromStdin), "{input}: {:?}", opaque(input));
+    }
+    for input in [
+        "python3 -W ignore script.py -c config.yaml",
+        "python3 -m pytest -x -c pytest.ini",
+        "python3 -Wignore::DeprecationWarning -m pytest",
+        "node -r ts-node/register app.ts -e x",
+        "node --max-old-space-size 4096 build.js",
+        "perl -I lib script.pl -e",
+        "ruby -I lib test.rb",
+        "php -d memory_limit=1G vendor/bin/phpunit",
+        "python3 -m http.server",
+    ] {
+        assert!(opaque(input).is_empty(), "{input}: {:?}", opaque(input));
+    }
+}
