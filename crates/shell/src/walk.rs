@@ -581,10 +581,12 @@ impl<'a> Ctx<'a> {
             ast::IoRedirect::HereDocument(fd, doc) => {
                 let span = self.span(loc(doc.doc.loc.as_ref()));
                 if doc.requires_expansion {
+                    // The shell feeds the body after its backslash processing: `\`rm -rf .\``
+                    // in the body is a substitution for the `sh` that reads it.
                     let r = words::heredoc(&doc.doc.value);
                     self.resolved(&r, &doc.doc.value, span);
                     raw.feed(*fd, Stdin::Text {
-                        text: doc.doc.value.clone(),
+                        text: r.word.text.clone(),
                         known: r.word.known,
                     });
                 } else {

@@ -545,6 +545,28 @@ EOF"##,
         &["[sh <<] rm x"],
         &[],
     ),
+    // Red team: an unquoted here-document is fed after the shell's backslash processing, so
+    // `\`` and `\$` are substitutions for the `sh` that reads it; `\"` and quotes stay.
+    (
+        "sh <<EOF\necho \\`rm -rf .\\`\nEOF",
+        &["[sh <<] rm -rf .", "[sh <<] echo ?`rm -rf .`"],
+        &[],
+    ),
+    (
+        "bash <<EOF\necho \"\\$(git push -f origin main)\"\nEOF",
+        &["[bash <<] git push -f origin main", "[bash <<] echo ?\"$(git push -f origin main)\""],
+        &[],
+    ),
+    (
+        "sh <<EOF\necho \\\"; rm -rf . #\\\" 'a b' \\\\x\nEOF",
+        &["[sh <<] echo \"", "[sh <<] rm -rf ."],
+        &[],
+    ),
+    (
+        "sh <<'EOF'\necho \\`rm -rf .\\`\nEOF",
+        &["[sh <<] echo `rm -rf .`"],
+        &[],
+    ),
     (
         r##"python3 <<EOF
 print(1)
