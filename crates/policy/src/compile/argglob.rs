@@ -56,6 +56,23 @@ fn substitute(text: &str, home: &str, cwd: &str) -> (String, bool) {
     (s, unknown)
 }
 
+/// Programs that never open their operands as files (`echo $x`, `test -n "$x"`, `cd "$d"`:
+/// the folder `cd` enters is judged for the paths after it, as unknown).
+const NO_FILE_OPERANDS: &[&str] = &[
+    "echo", "printf", "test", "[", "true", "false", ":", "exit", "return", "shift", "sleep", "expr",
+    "let", "seq", "basename", "dirname", "cd", "pushd", "popd", "unset", "export", "local",
+    "declare", "typeset", "readonly", "set", "read", "wait",
+];
+
+/// Whether an unknown argument of `program` names no file: the program opens none, or the word
+/// is a number (`$?`, `$#`, `$$`, `$!`, `$((...))`).
+pub(crate) fn names_no_file(program: &str, text: &str) -> bool {
+    let bare = text.trim_matches('"');
+    NO_FILE_OPERANDS.contains(&program)
+        || matches!(bare, "$?" | "$#" | "$$" | "$!")
+        || (bare.starts_with("$((") && bare.ends_with("))"))
+}
+
 /// How an argument is checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ArgForm<'a> {
@@ -64,7 +81,8 @@ pub(crate) enum ArgForm<'a> {
     /// A glob or a word with parameters: checked by overlap (`exact` without parameters;
     /// `expanded`: the word was unquoted, so the shell expands its globs).
     Overlap { text: Cow<'a, str>, exact: bool, expanded: bool },
-    /// A bare parameter (`$f`, `"$@"`, `$(cmd)`): it names nothing we can see; the sandbox guards.
+    /// A bare parameter (`$f`, `"$@"`, `$(cmd)`): it names a file not known here (opaque),
+    /// unless [`names_no_file`].
     Skip,
 }
 

@@ -376,7 +376,13 @@ impl<'p> Decider<'p> {
                 continue;
             }
             let word: Cow<'_, str> = match super::argglob::classify(text, w.known, &self.anchors) {
-                ArgForm::Skip => continue,
+                ArgForm::Skip => {
+                    // `cat $(printf '.%sv' en)`: a file not known here.
+                    if !super::argglob::names_no_file(&cmd.program, text) {
+                        self.opaque_path(text, Check::Argument, Some(cmd.span.clone()));
+                    }
+                    continue;
+                }
                 ArgForm::Overlap { text, exact, expanded } => {
                     self.overlap_argument(&text, exact, expanded, cwds, cmd);
                     if !exact || text.contains('/') {
