@@ -16,10 +16,14 @@ pub(crate) fn basename(s: &str) -> String {
 }
 
 /// Resolves one raw simple command and records everything it runs.
-pub(crate) fn run(ctx: &mut Ctx<'_>, raw: RawCommand) {
+pub(crate) fn run(ctx: &mut Ctx<'_>, mut raw: RawCommand) {
     check_assignments(ctx, &raw.assignments, &raw.span);
     let via = ctx.via.clone();
     if raw.argv.is_empty() {
+        // `f=.env` alone sets a shell variable (see `vars.rs`).
+        for (name, value) in &raw.assignments {
+            ctx.assign(name, value.clone());
+        }
         // `> f` alone is `: > f`: the file is still opened. Emitted directly, so a function
         // named `:` is not called (bash does not call it either).
         if !raw.redirects.is_empty() {
@@ -32,7 +36,41 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, raw: RawCommand) {
         }
         return;
     }
-    resolve(ctx, raw, via);
+    // A redirect target that stands for one file is that file (`f=~/.bashrc; echo x >> $f`).
+    for r in &mut raw.redirects {
+        if let Some([one]) = crate::vars::expand(&r.target, &ctx.vars).as_deref() {
+            r.target = one.clone();
+        }
+    }
+    for argv in substituted(&ctx.vars, &raw.argv) {
+        let mut each = raw.clone();
+        each.argv = argv;
+        resolve(ctx, each, via.clone());
+    }
+}
+
+/// The argv `argv` stands for, once for every combination of the candidates of the variables
+/// assigned in the string (at most `vars::MAX_COMBINATIONS`; beyond, the words stay unknown).
+fn substituted(vars: &crate::vars::Vars, argv: &[Word]) -> Vec<Vec<Word>> {
+    let mut out: Vec<Vec<Word>> = vec![Vec::with_capacity(argv.len())];
+    for w in argv {
+        let choices = crate::vars::expand(w, vars).unwrap_or_else(|| vec![w.clone()]);
+        if out.len() * choices.len() > crate::vars::MAX_COMBINATIONS {
+            out.iter_mut().for_each(|a| a.push(w.clone()));
+            continue;
+        }
+        out = out
+            .into_iter()
+            .flat_map(|a| {
+                choices.iter().map(move |c| {
+                    let mut a = a.clone();
+                    a.push(c.clone());
+                    a
+                })
+            })
+            .collect();
+    }
+    out
 }
 
 /// Variables that change which program runs or make a harmless-looking program run code:
@@ -302,6 +340,11 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
             return Peeled::Done;
         }
     };
+    let (files, runs) = wrappers::files(program, &spec, &parsed);
+    for text in runs {
+        ctx.opaque(OpaqueReason::Unsupported, &text, raw.span.clone());
+    }
+    raw.redirects.extend(files);
     let mut inner = rest(raw, parsed.start);
     let label = program.to_owned();
     if special(ctx, program, &parsed, raw, via, &mut inner) {
@@ -387,6 +430,12 @@ fn special(
         }
         "flock" => {
             if let Some(s) = wrappers::value(parsed, &["c", "command"]) {
+                // The lock file is opened as `: > FILE` would open it.
+                if !raw.redirects.is_empty() {
+                    let mut open = raw.clone();
+                    open.argv = vec![Word { text: ":".to_owned(), known: true }];
+                    emit(ctx, &open, via);
+                }
                 string_or_dynamic(ctx, s.known, &s.text.clone(), "flock -c", raw, via);
                 return true;
             }

@@ -272,19 +272,200 @@ fn watch(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
     string_or_dynamic(ctx, known, &text, "watch", raw, &[]);
 }
 
-/// Which flags of an interpreter take inline code.
-fn inline_flags(program: &str) -> Option<&'static [&'static str]> {
+/// The option syntax of an interpreter, as far as finding its code needs.
+struct Syntax {
+    /// Short options whose value is code (`-c`, `-e`), also inside a cluster (`-pe`, `-lne`).
+    code_short: &'static str,
+    /// Long options (and words) whose value is code (`--eval`, `--eval=CODE`, `deno eval`).
+    code_long: &'static [&'static str],
+    /// Short options that take a value, attached or as the next word (`-W ignore`, `-Wignore`):
+    /// the value is not the script.
+    valued_short: &'static str,
+    /// Long options that take the next word as their value when it is not attached.
+    valued_long: &'static [&'static str],
+    /// Short options whose value is only attached and ends the cluster (`perl -i.bak`).
+    attached_short: &'static str,
+}
+
+const fn syntax(code_short: &'static str, valued_short: &'static str) -> Syntax {
+    Syntax { code_short, code_long: &[], valued_short, valued_long: &[], attached_short: "" }
+}
+
+/// The option syntax of an interpreter that takes inline code.
+fn syntax_of(program: &str) -> Option<Syntax> {
     let p = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     Some(match p {
-        "python" | "pypy" => &["-c"],
-        "node" | "nodejs" | "bun" => &["-e", "--eval", "-p", "--print"],
-        "perl" => &["-e", "-E"],
-        "ruby" | "lua" | "luajit" | "osascript" | "Rscript" | "jshell" => &["-e"],
-        "php" => &["-r"],
-        "deno" => &["eval"],
-        "tclsh" | "wish" | "julia" => &["-e"],
+        "python" | "pypy" => Syntax {
+            valued_long: &["--check-hash-based-pycs"],
+            ..syntax("c", "WXm")
+        },
+        "node" | "nodejs" | "bun" => Syntax {
+            code_long: &["--eval", "--print"],
+            valued_long: &[
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "--conditions",
+                "--title",
+                "--stack-size",
+                "--input-type",
+                "--env-file",
+                "--inspect-port",
+                "--test-reporter",
+                "--test-reporter-destination",
+                "--max-old-space-size",
+                "--preserve-symlinks-main",
+                "--redirect-warnings",
+                "--cpu-prof-dir",
+                "--heap-prof-dir",
+                "--diagnostic-dir",
+                "--report-dir",
+                "--openssl-config",
+                "--icu-data-dir",
+                "--unhandled-rejections",
+            ],
+            ..syntax("ep", "rC")
+        },
+        "perl" => Syntax { attached_short: "0ilxdDCFMmV", ..syntax("eE", "I") },
+        "ruby" => Syntax {
+            code_long: &["--eval"],
+            attached_short: "xFWTKl0",
+            ..syntax("e", "rICE")
+        },
+        "php" => Syntax {
+            code_long: &["--run", "--process-begin", "--process-code", "--process-end"],
+            valued_long: &["--define", "--php-ini", "--docroot", "--zend-extension"],
+            ..syntax("rBRE", "dctz")
+        },
+        "lua" | "luajit" => syntax("e", "l"),
+        "osascript" => syntax("e", "l"),
+        "Rscript" | "jshell" | "tclsh" | "wish" => syntax("e", ""),
+        "julia" => Syntax {
+            code_long: &["--eval", "--print"],
+            valued_long: &["--project", "--threads", "--procs", "--sysimage", "--load"],
+            ..syntax("eE", "CJLtp")
+        },
+        "deno" => Syntax { code_long: &["eval"], ..syntax("", "") },
         _ => return None,
     })
+}
+
+/// Python modules that run code given on their command line or standard input.
+fn python_module(ctx: &mut Ctx<'_>, module: &str, rest: &[Word], raw: &RawCommand, full: &str) {
+    let span = raw.span.clone();
+    match module {
+        // `-m timeit -s SETUP STMT`: every operand is code.
+        "timeit" => ctx.opaque(OpaqueReason::InlineCode, full, span),
+        // `-m pdb -c CMD`, `-m idlelib -c CODE`: `-c` is a debugger command or code.
+        "pdb" | "idlelib" | "idlelib.idle" if rest.iter().any(|w| !w.known || w.text.starts_with("-c")) => {
+            ctx.opaque(OpaqueReason::InlineCode, full, span)
+        }
+        // An interactive console: its code is standard input.
+        "code" | "pdb" | "idlelib" | "idlelib.idle" if raw.stdin != Stdin::Inherited => {
+            ctx.opaque(OpaqueReason::ShellFromStdin, full, span)
+        }
+        _ => {}
+    }
+}
+
+/// What the options of an interpreter say before its script.
+enum Scan {
+    /// Inline code or an unknown word: opaque.
+    Code,
+    /// A script (a file, or the operands after `--`).
+    Script,
+    /// No script: code from standard input, or `-` / a descriptor (handled by the caller).
+    NoScript,
+    /// A descriptor path `/dev/fd/N` at this index.
+    Fd(usize),
+    /// `python -m MODULE`: the module, and the index of its first argument.
+    Module(String, usize),
+}
+
+/// Walks the options of `args` (argv without the program) as `sx` reads them.
+fn scan(sx: &Syntax, args: &[Word], interactive: &mut bool) -> Scan {
+    let data = |v: &str| v.trim_start_matches(['\'', '"']).starts_with("data:");
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        if !w.known || sx.code_long.contains(&t) {
+            return Scan::Code;
+        }
+        if t == "--" {
+            return if args.get(i + 1).is_some() { Scan::Script } else { Scan::NoScript };
+        }
+        if t == "-" {
+            return Scan::NoScript;
+        }
+        if fd_path(t).is_some() {
+            return Scan::Fd(i);
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            let name = format!("--{name}");
+            if sx.code_long.contains(&name.as_str()) || value.is_some_and(data) {
+                return Scan::Code;
+            }
+            if value.is_none() && sx.valued_long.contains(&name.as_str()) {
+                // A module given as a `data:` URL is inline code (`node --import data:...`).
+                if args.get(i + 1).is_some_and(|v| !v.known || data(&v.text)) {
+                    return Scan::Code;
+                }
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        let Some(body) = t.strip_prefix('-').filter(|b| !b.is_empty()) else {
+            return Scan::Script;
+        };
+        for (k, c) in body.char_indices() {
+            if sx.code_short.contains(c) {
+                return Scan::Code;
+            }
+            if c == 'i' && sx.valued_short.contains('W') {
+                *interactive = true; // python -i: standard input after the script
+            }
+            let rest = body.get(k + c.len_utf8()..).unwrap_or("");
+            if sx.valued_short.contains(c) {
+                if c == 'm' && sx.valued_short.contains('W') {
+                    // python -m MODULE: the module is the script.
+                    return match (rest.is_empty(), args.get(i + 1)) {
+                        (false, _) => Scan::Module(rest.to_owned(), i + 1),
+                        (true, Some(m)) if m.known => Scan::Module(m.text.clone(), i + 2),
+                        (true, Some(_)) => Scan::Code,
+                        (true, None) => Scan::NoScript,
+                    };
+                }
+                let value = if rest.is_empty() {
+                    i += 1;
+                    args.get(i)
+                } else {
+                    None
+                };
+                if value.is_some_and(|v| !v.known || data(&v.text)) || data(rest) {
+                    return Scan::Code;
+                }
+                break;
+            }
+            if sx.attached_short.contains(c) {
+                // perl -M'POSIX;system(...)' becomes `use POSIX;system(...)`.
+                if matches!(c, 'M' | 'm') && rest.contains([';', '(', ' ', '{', '`']) {
+                    return Scan::Code;
+                }
+                // perl -l and -0 take digits only; the cluster goes on (`-lne`).
+                if !matches!(c, 'l' | '0') || !sx.valued_short.contains('I') {
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    Scan::NoScript
 }
 
 /// Opaque parts for interpreters with inline code or code on standard input.
@@ -308,41 +489,32 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
         }
         return;
     }
-    let Some(flags) = inline_flags(program) else {
+    let Some(sx) = syntax_of(program) else {
         return;
     };
     let args = raw.argv.get(1..).unwrap_or_default();
-    let mut script = false;
-    for w in args {
-        let t = w.text.as_str();
-        let cluster_e = flags.iter().any(|f| {
-            f.len() == 2
-                && t.starts_with('-')
-                && !t.starts_with("--")
-                && f.get(1..)
-                    .is_some_and(|c| t.get(1..).is_some_and(|body| body.contains(c)))
-        });
-        if !w.known || flags.contains(&t) || cluster_e {
+    let mut interactive = false;
+    let script = match scan(&sx, args, &mut interactive) {
+        Scan::Code => {
             ctx.opaque(OpaqueReason::InlineCode, &full, span);
             return;
         }
-        if t == "-" {
-            break;
-        }
-        if let Some(fd) = fd_path(t) {
+        Scan::Fd(at) => {
             // The code is what is fed to that descriptor, never analysed for an interpreter.
-            if fd != 0 || raw.stdin != Stdin::Inherited {
+            let fd = args.get(at).and_then(|w| fd_path(&w.text));
+            if fd != Some(0) || raw.stdin != Stdin::Inherited {
                 ctx.opaque(OpaqueReason::ShellFromStdin, &full, span);
-                return;
             }
-            break;
+            return;
         }
-        if t == "-m" || !t.starts_with('-') {
-            script = true;
-            break;
+        Scan::Module(module, from) => {
+            python_module(ctx, &module, args.get(from..).unwrap_or_default(), raw, &full);
+            true
         }
-    }
-    if !script && (raw.stdin != Stdin::Inherited || args.is_empty()) {
+        Scan::Script => true,
+        Scan::NoScript => false,
+    };
+    if (!script || interactive) && (raw.stdin != Stdin::Inherited || args.is_empty()) {
         ctx.opaque(OpaqueReason::ShellFromStdin, &full, span);
     }
 }

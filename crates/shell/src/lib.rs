@@ -28,6 +28,7 @@ mod model;
 mod outputs;
 mod runners;
 mod sed;
+mod vars;
 mod walk;
 mod words;
 mod worker;

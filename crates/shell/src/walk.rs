@@ -95,6 +95,12 @@ pub(crate) struct Ctx<'a> {
     pub parses: usize,
     pub inherited_redirects: Vec<Redirect>,
     pub functions: HashMap<String, ast::FunctionBody>,
+    /// Every value each variable is given in the string (see `vars.rs`).
+    pub vars: crate::vars::Vars,
+    /// Inside a construct that may not run, or not in this shell (a branch, a loop body, the
+    /// right of `&&`/`||`, a pipeline stage, a subshell): an assignment there may not happen,
+    /// so the variable may keep a value from before the string.
+    pub maybe: usize,
     pub calling: HashSet<String>,
     pub limit_hit: bool,
     /// Byte offset of each character, when the input is not ASCII (brush counts characters).
@@ -116,6 +122,8 @@ impl<'a> Ctx<'a> {
             parses: 0,
             inherited_redirects: vec![],
             functions: HashMap::new(),
+            vars: crate::vars::Vars::new(),
+            maybe: 0,
             calling: HashSet::new(),
             limit_hit: false,
             char_bytes: (!input.is_ascii()).then(|| input.char_indices().map(|(b, _)| b).collect()),
@@ -225,11 +233,13 @@ impl<'a> Ctx<'a> {
         for item in &list.0 {
             let ast::CompoundListItem(and_or, _) = item;
             self.pipeline(&and_or.first);
+            self.maybe += 1;
             for next in &and_or.additional {
                 match next {
                     ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
                 }
             }
+            self.maybe -= 1;
         }
     }
 
@@ -243,11 +253,13 @@ impl<'a> Ctx<'a> {
         let id = self.next_pipeline;
         self.next_pipeline += 1;
         let saved = (self.pipe_pos, self.stdin_pipe);
+        self.maybe += 1;
         for (stage, c) in p.seq.iter().enumerate() {
             self.pipe_pos = Some(PipelinePos { id, stage });
             self.stdin_pipe = stage > 0 || saved.1;
             self.command(c);
         }
+        self.maybe -= 1;
         (self.pipe_pos, self.stdin_pipe) = saved;
     }
 
@@ -320,6 +332,14 @@ impl<'a> Ctx<'a> {
     }
 
     fn compound(&mut self, cc: &ast::CompoundCommand) {
+        // Only a `{ }` group runs for sure and in this shell; a `for` loop's body is counted below.
+        let maybe = !matches!(cc, ast::CompoundCommand::BraceGroup(_) | ast::CompoundCommand::ForClause(_));
+        self.maybe += usize::from(maybe);
+        self.compound_inner(cc);
+        self.maybe -= usize::from(maybe);
+    }
+
+    fn compound_inner(&mut self, cc: &ast::CompoundCommand) {
         match cc {
             ast::CompoundCommand::Arithmetic(a) => self.text_subs(&a.expr.value, loc(Some(&a.loc))),
             ast::CompoundCommand::ArithmeticForClause(f) => {
@@ -334,13 +354,26 @@ impl<'a> Ctx<'a> {
             ast::CompoundCommand::BraceGroup(b) => self.compound_list(&b.list),
             ast::CompoundCommand::Subshell(s) => self.compound_list(&s.list),
             ast::CompoundCommand::ForClause(f) => {
+                let mut values = Vec::new();
                 for w in f.values.iter().flatten() {
-                    self.word(w);
+                    values.extend(self.argv_words(w));
                 }
                 // `for GIT_EXTERNAL_DIFF in 'touch x'; do git diff; done` assigns the variable.
                 let span = self.span(loc(Some(&f.loc)));
-                self.assigned_by_builtin(&f.variable_name, span);
+                if f.values.is_some() && crate::wrappers::is_name(&f.variable_name) {
+                    // The words are the values (`for f in .env`).
+                    let value = Word { text: format!("<value of {}>", f.variable_name), known: false };
+                    crate::command::check_assignments(self, &[(f.variable_name.clone(), value)], &span);
+                    for v in values {
+                        self.assign(&f.variable_name, v);
+                    }
+                } else {
+                    // Without `in`, the positional parameters: unknown.
+                    self.assigned_by_builtin(&f.variable_name, span);
+                }
+                self.maybe += 1;
                 self.compound_list(&f.body.list);
+                self.maybe -= 1;
             }
             ast::CompoundCommand::CaseClause(c) => {
                 self.word(&c.value);
@@ -426,6 +459,18 @@ impl<'a> Ctx<'a> {
         }
         let value = Word { text: format!("<value of {name}>"), known: false };
         crate::command::check_assignments(self, &[(name.to_owned(), value)], &span);
+        let unknown = Word { text: format!("${name}"), known: false };
+        self.assign(name, unknown);
+    }
+
+    /// Records a value of the shell variable `name` (see `vars.rs`); where the assignment may
+    /// not happen ([`Ctx::maybe`], a nested string or function), the earlier value stays
+    /// possible too.
+    pub fn assign(&mut self, name: &str, value: Word) {
+        if self.maybe > 0 || self.depth > 0 {
+            crate::vars::assign(&mut self.vars, name, Word { text: format!("${name}"), known: false });
+        }
+        crate::vars::assign(&mut self.vars, name, value);
     }
 
     /// Analyses the substitutions in an arithmetic or other free text.
@@ -513,14 +558,16 @@ impl<'a> Ctx<'a> {
                             }
                         }
                     };
-                    let name = match &a.name {
-                        ast::AssignmentName::VariableName(n) => n.clone(),
+                    let (name, whole) = match &a.name {
+                        ast::AssignmentName::VariableName(n) => (n.clone(), !a.append),
                         ast::AssignmentName::ArrayElementName(n, index) => {
                             // The subscript is expanded (and arithmetic-evaluated) by bash.
                             self.text_subs(index, span.clone());
-                            n.clone()
+                            (n.clone(), false)
                         }
                     };
+                    // `x+=v` and `a[i]=v` give a value not known from this word alone.
+                    let value = if whole { value } else { Word { text: format!("${name}"), known: false } };
                     raw.assignments.push((name, value));
                 }
                 span
@@ -581,10 +628,12 @@ impl<'a> Ctx<'a> {
             ast::IoRedirect::HereDocument(fd, doc) => {
                 let span = self.span(loc(doc.doc.loc.as_ref()));
                 if doc.requires_expansion {
+                    // The shell feeds the body after its backslash processing: `\`rm -rf .\``
+                    // in the body is a substitution for the `sh` that reads it.
                     let r = words::heredoc(&doc.doc.value);
                     self.resolved(&r, &doc.doc.value, span);
                     raw.feed(*fd, Stdin::Text {
-                        text: doc.doc.value.clone(),
+                        text: r.word.text.clone(),
                         known: r.word.known,
                     });
                 } else {

@@ -41,6 +41,8 @@ struct Acc {
     assigns: Vec<String>,
     /// The resolved text, each character flagged `true` when unquoted (for brace expansion).
     chars: Vec<Ch>,
+    /// A here-document body: `\"` keeps its backslash there.
+    heredoc: bool,
 }
 
 impl Acc {
@@ -100,10 +102,12 @@ pub(crate) fn resolve(raw: &str) -> Resolved {
 }
 
 /// Collects the command substitutions of a here-document body (unquoted delimiter) and says
-/// whether the body is static.
+/// whether the body is static; a static body's text is what the shell feeds, after its
+/// backslash processing (`\``, `\$`, `\\`, a line continuation).
 pub(crate) fn heredoc(body: &str) -> Resolved {
     let mut acc = Acc {
         known: true,
+        heredoc: true,
         ..Acc::default()
     };
     match brush_parser::word::parse_heredoc(body, &options()) {
@@ -191,7 +195,8 @@ fn pieces_into(acc: &mut Acc, raw: &str, pieces: &[WordPieceWithSource], in_dq: 
                 let mut chars = s.chars();
                 let _backslash = chars.next();
                 let rest: String = chars.collect();
-                if in_dq && !matches!(rest.as_str(), "$" | "`" | "\"" | "\\" | "\n") {
+                let quote_kept = acc.heredoc && rest == "\"";
+                if quote_kept || (in_dq && !matches!(rest.as_str(), "$" | "`" | "\"" | "\\" | "\n")) {
                     acc.push(s, false);
                 } else if rest != "\n" {
                     acc.push(&rest, false);

@@ -1,7 +1,7 @@
 //! Wrapper commands (`sudo`, `env`, `timeout`, `xargs`, ...): their option syntax, so the
 //! wrapped command can be found. An option a wrapper does not know is reported, never guessed.
 
-use crate::model::Word;
+use crate::model::{Access, Redirect, Word};
 
 /// The option syntax of one wrapper.
 pub(crate) struct Spec {
@@ -26,6 +26,12 @@ pub(crate) struct Spec {
     pub numeric: bool,
     /// A privilege wrapper: reported as a command of its own too.
     pub privileged: bool,
+    /// Options whose value names a file the wrapper itself opens (`time -o FILE`,
+    /// `xargs -a FILE`): judged like a redirect of the command, never skipped.
+    pub files: &'static [(&'static str, Access)],
+    /// Options whose value names a program or library the wrapper runs or loads
+    /// (`fakeroot --faked PROG`, `faketime --date-prog PROG`): the command is opaque.
+    pub runs: &'static [&'static str],
 }
 
 const fn spec(short_val: &'static str, short_flag: &'static str) -> Spec {
@@ -40,6 +46,8 @@ const fn spec(short_val: &'static str, short_flag: &'static str) -> Spec {
         operands: 0,
         numeric: false,
         privileged: false,
+        files: &[],
+        runs: &[],
     }
 }
 
@@ -145,6 +153,7 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
         "time" => Spec {
             long_val: &["format", "output"],
             long_flag: &["portability", "append", "verbose", "quiet"],
+            files: &[("o", Access::Write), ("output", Access::Write)],
             ..spec("fo", "pav")
         },
         "stdbuf" => Spec {
@@ -175,6 +184,7 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
                 "open-tty",
                 "show-limits",
             ],
+            files: &[("a", Access::Read), ("arg-file", Access::Read)],
             ..spec("ILnPsdEa", "0prtxo")
         },
         "flock" => Spec {
@@ -202,9 +212,12 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
             ..spec("", "acp")
         },
         "strace" => Spec {
+            files: &[("o", Access::Write)],
             ..spec("abeEIoOpPsSuX", "cCdDfFhiknqrtTvVwxyzZ")
         },
         "ltrace" => Spec {
+            files: &[("o", Access::Write), ("F", Access::Read)],
+            runs: &["l"],
             ..spec("aADeFlnopsuwx", "bcCfhiLrStTV")
         },
         // Tools that run a command in a changed setting (moreutils, test and debug harnesses,
@@ -216,20 +229,32 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
         "faketime" => Spec {
             long_val: &["date-prog"],
             long_flag: &["exclude-monotonic", "disable-shm"],
+            runs: &["date-prog"],
             operands: 1,
             ..spec("p", "mf")
         },
         "fakeroot" => Spec {
             long_val: &["lib", "faked", "fd-base"],
             long_flag: &["unknown-is-real"],
+            files: &[("s", Access::Write), ("i", Access::Read)],
+            runs: &["l", "lib", "faked"],
             ..spec("lsib", "uhv")
         },
         "xvfb-run" => Spec {
             long_val: &["server-num", "server-args", "auth-file", "error-file", "wait", "xauth-protocol"],
             long_flag: &["auto-servernum", "auto-display", "listen-tcp"],
+            files: &[
+                ("e", Access::Write),
+                ("error-file", Access::Write),
+                ("f", Access::Write),
+                ("auth-file", Access::Write),
+            ],
             ..spec("nsfewp", "adl")
         },
-        "proxychains" | "proxychains4" => spec("f", "q"),
+        "proxychains" | "proxychains4" => Spec {
+            files: &[("f", Access::Read)],
+            ..spec("f", "q")
+        },
         "torsocks" => Spec {
             long_val: &["user", "pass", "address", "port"],
             long_flag: &["isolate", "debug", "quiet"],
@@ -237,6 +262,8 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
         },
         "dbus-run-session" => Spec {
             long_val: &["config-file", "dbus-daemon"],
+            files: &[("config-file", Access::Read)],
+            runs: &["dbus-daemon"],
             ..spec("", "")
         },
         "cgexec" => Spec {
@@ -285,6 +312,13 @@ pub(crate) fn spec_of(program: &str) -> Option<Spec> {
                 "branch-sim",
             ],
             long_flag: &["quiet", "verbose"],
+            files: &[
+                ("log-file", Access::Write),
+                ("xml-file", Access::Write),
+                ("callgrind-out-file", Access::Write),
+                ("massif-out-file", Access::Write),
+                ("suppressions", Access::Read),
+            ],
             ..spec("", "qv")
         },
         _ => return None,
@@ -449,6 +483,46 @@ pub(crate) fn value<'a>(p: &'a Parsed, names: &[&str]) -> Option<&'a Word> {
         .iter()
         .find(|(n, _)| names.contains(&n.as_str()))
         .and_then(|(_, v)| v.as_ref())
+}
+
+/// The files a wrapper itself opens, as redirects of the command it runs: each value of an
+/// option in [`Spec::files`] (`time -a -o F` appends), and `flock FILE` (created when it does
+/// not exist). Also the values of options that name a program to run ([`Spec::runs`]), which
+/// make the command opaque, and an output piped to a command (`strace -o '|cmd'`).
+pub(crate) fn files(program: &str, spec: &Spec, p: &Parsed) -> (Vec<Redirect>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut opaque = Vec::new();
+    let append = program == "time" && has(p, &["a", "append"]);
+    for (name, value) in &p.opts {
+        if spec.runs.contains(&name.as_str()) {
+            opaque.push(format!("{program} {}", option_text(name)));
+        }
+        let Some(&(_, access)) = spec.files.iter().find(|(n, _)| *n == name.as_str()) else {
+            continue;
+        };
+        let Some(target) = value.clone() else { continue };
+        if matches!(program, "strace" | "ltrace") && target.text.starts_with(['|', '!']) {
+            // The trace is piped to a shell command.
+            opaque.push(format!("{program} -o {}", target.text));
+            continue;
+        }
+        let access = if append && access == Access::Write { Access::Append } else { access };
+        files.push(Redirect { access, target });
+    }
+    if program == "flock" {
+        // `flock FILE cmd` opens FILE with O_CREAT; `flock N` (no command) is a descriptor.
+        for w in &p.operands {
+            if !(w.known && w.text.bytes().all(|b| b.is_ascii_digit())) {
+                files.push(Redirect { access: Access::Write, target: w.clone() });
+            }
+        }
+    }
+    (files, opaque)
+}
+
+/// `-x` or `--name`, as the option was spelled.
+fn option_text(name: &str) -> String {
+    if name.chars().count() == 1 { format!("-{name}") } else { format!("--{name}") }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::grants::Tally;
 use super::into::Written;
 use super::judge::{Collector, How, Judge, Judged};
 use super::model::{FsEntry, LayerC, RuleC};
-use super::paths::{Anchors, resolve, with_resolved, with_segments};
+use super::paths::{Anchors, Through, resolve, with_resolved, with_segments};
 use super::PolicySet;
 use crate::ast::{FsAccess, Verdict};
 use crate::decision::{Action, Context, Decision, Part, Parts, Request, RuleRef, RuleWhy, Subject, Text};
@@ -207,6 +207,14 @@ impl<'p> Decider<'p> {
 
     /// Judges a file access against the `fs` rules.
     fn path(&mut self, path: &str, check: Check, span: Option<std::ops::Range<usize>>) {
+        match super::paths::through_proc(path) {
+            Some(Through::Root(beneath)) => return self.path(&beneath, check, span),
+            Some(Through::Unknown(rest)) => {
+                self.opaque_path(path, check, span.clone());
+                return self.path(&format!("{UNKNOWN_FOLDER}/{rest}"), check, span);
+            }
+            None => {}
+        }
         let judged = with_segments(path, |segs| judge_path(&self.judge, &self.anchors, segs, check));
         if let Some(j) = judged {
             self.push_path(path.to_string(), check, j, span);
@@ -368,9 +376,15 @@ impl<'p> Decider<'p> {
                 continue;
             }
             let word: Cow<'_, str> = match super::argglob::classify(text, w.known, &self.anchors) {
-                ArgForm::Skip => continue,
-                ArgForm::Overlap { text, exact } => {
-                    self.overlap_argument(&text, exact, cwds, cmd);
+                ArgForm::Skip => {
+                    // `cat $(printf '.%sv' en)`: a file not known here.
+                    if !super::argglob::names_no_file(&cmd.program, text) {
+                        self.opaque_path(text, Check::Argument, Some(cmd.span.clone()));
+                    }
+                    continue;
+                }
+                ArgForm::Overlap { text, exact, expanded } => {
+                    self.overlap_argument(&text, exact, expanded, cwds, cmd);
                     if !exact || text.contains('/') {
                         continue;
                     }
@@ -406,6 +420,12 @@ impl<'p> Decider<'p> {
             return; // judged opaque as an argument already
         }
         let mut folders: Vec<String> = cwds.iter().map(|cwd| resolve(dir, cwd, &self.anchors.home)).collect();
+        // `ln -s /proc/1/root r` links the root itself (a folder not known is opaque already).
+        for f in &mut folders {
+            if let Some(Through::Root(beneath)) = super::paths::through_proc(f) {
+                *f = beneath;
+            }
+        }
         let linked: Vec<String> = self.links.map(|links| folders.iter().filter_map(|f| links(f)).collect()).unwrap_or_default();
         folders.extend(linked);
         for folder in folders {
@@ -474,10 +494,10 @@ impl<'p> Decider<'p> {
 
     /// Checks a glob or parameter argument by overlap with ask/deny `fs` patterns (against every
     /// working directory it may run in).
-    fn overlap_argument(&mut self, text: &str, exact: bool, cwds: &Cwds, cmd: &SimpleCommand) {
+    fn overlap_argument(&mut self, text: &str, exact: bool, expanded: bool, cwds: &Cwds, cmd: &SimpleCommand) {
         let unknown = cwds.unknown;
         for cwd in cwds.iter().filter(|_| !unknown).chain(unknown.then_some("$cwd")) {
-            let ap = super::argglob::arg_path(text, exact, &self.anchors, cwd);
+            let ap = super::argglob::arg_path(text, exact, expanded, &self.anchors, cwd);
             let anchors = &self.anchors;
             let tri = if ap.exact { Tri::Yes } else { Tri::Maybe };
             let collect = |layer: &LayerC, c: &mut Collector| {
@@ -504,22 +524,25 @@ impl<'p> Decider<'p> {
         // anywhere (`**/.ssh/**`, `**/.env`) still deny, and no folder is guessed.
         let other_home = known && super::paths::other_home(text);
         let partly_known = other_home || (known && relative && cwds.unknown);
-        if !known || partly_known {
-            let v = self.judge.opaque;
-            let reason = format!(
-                "the path `{text}` cannot be known statically; opaque commands take {}",
-                v.as_str()
-            );
-            let access = if check == Check::Write { "write" } else { "read" };
-            self.push_plain(Subject::Path { access, path: text.to_string() }, v, reason, span.clone());
-            if partly_known {
-                let rest = if other_home { text.find('/').and_then(|i| text.get(i + 1..)).unwrap_or_default() } else { text };
-                let rebased = format!("{UNKNOWN_FOLDER}/{rest}");
-                self.path_word(&rebased, true, check, cwds, cmd);
-            }
+        if !known {
+            self.opaque_path(text, check, Some(cmd.span.clone()));
+            return;
+        }
+        if partly_known {
+            let rest = if other_home { text.find('/').and_then(|i| text.get(i + 1..)).unwrap_or_default() } else { text };
+            self.unknown_folder(text, rest, check, cwds, cmd);
             return;
         }
         if NOT_FILES.contains(&text) {
+            return;
+        }
+        if !relative && let Some(through) = super::paths::through_proc(text) {
+            match through {
+                // `/proc/self/root/etc/shadow` is `/etc/shadow`.
+                Through::Root(path) => self.path_word(&path, true, check, cwds, cmd),
+                // `/proc/1/cwd/.env`: a folder not known, as a relative path after `cd $dir`.
+                Through::Unknown(rest) => self.unknown_folder(text, &rest, check, cwds, cmd),
+            }
             return;
         }
         // Paths already judged, kept only when there are several working directories.
@@ -546,6 +569,22 @@ impl<'p> Decider<'p> {
             }
             seen.extend(key);
         }
+    }
+
+    /// A path that cannot be known statically: the opaque verdict.
+    fn opaque_path(&mut self, text: &str, check: Check, span: Option<std::ops::Range<usize>>) {
+        let v = self.judge.opaque;
+        let reason = format!("the path `{text}` cannot be known statically; opaque commands take {}", v.as_str());
+        let access = if check == Check::Write { "write" } else { "read" };
+        self.push_plain(Subject::Path { access, path: text.to_string() }, v, reason, span);
+    }
+
+    /// `text` is `rest` beneath a folder not known: opaque, and `rest` is also judged from a
+    /// folder no fixed pattern names, so the patterns that match anywhere still apply.
+    fn unknown_folder(&mut self, text: &str, rest: &str, check: Check, cwds: &Cwds, cmd: &SimpleCommand) {
+        self.opaque_path(text, check, Some(cmd.span.clone()));
+        let rebased = format!("{UNKNOWN_FOLDER}/{rest}");
+        self.path_word(&rebased, true, check, cwds, cmd);
     }
 
     fn pipes(&mut self, analysis: &Analysis) {

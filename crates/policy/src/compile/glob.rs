@@ -38,17 +38,6 @@ impl Glob {
         }
     }
 
-    /// The literal text after the last wildcard.
-    pub(crate) fn literal_suffix(&self) -> String {
-        match self {
-            Glob::Literal(s) => s.to_string(),
-            Glob::Wild(p) => {
-                let tail: Vec<char> = p.iter().rev().take_while(|c| **c != '*' && **c != '?').copied().collect();
-                tail.into_iter().rev().collect()
-            }
-        }
-    }
-
     /// The literal text before the first wildcard.
     pub(crate) fn literal_prefix(&self) -> String {
         match self {

@@ -156,6 +156,50 @@ pub(crate) fn other_home(path: &str) -> bool {
     path.starts_with('~') && path != "~" && !path.starts_with("~/")
 }
 
+/// Where an absolute, normalised path leads when it goes through a process's view of the file
+/// system: `/proc/PID/root` (also `self`, `thread-self`, `PID/task/TID`) is that process's
+/// root, so `/proc/self/root/etc/shadow` is `/etc/shadow`; `/proc/PID/cwd`, `/proc/PID/fd/N` and
+/// `/dev/fd/N` with more beneath them are folders not known here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Through {
+    /// The path beneath the process's root, as an absolute path.
+    Root(String),
+    /// The rest of the path beneath a folder that is not known (no leading `/`).
+    Unknown(String),
+}
+
+/// See [`Through`]; `None` when the absolute `path` does not go through such a link. `..`
+/// is taken as the kernel takes it: `/proc/self/root/..` is `/`, not `/proc/self`.
+pub(crate) fn through_proc(path: &str) -> Option<Through> {
+    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let is_pid = |s: &str| s == "self" || s == "thread-self" || numeric(s);
+    let mut out: Vec<&str> = Vec::new();
+    let mut rooted = false;
+    let mut segs = slash_split(path).filter(|s| !s.is_empty() && *s != ".").peekable();
+    while let Some(seg) = segs.next() {
+        if seg == ".." {
+            out.pop();
+            continue;
+        }
+        out.push(seg);
+        let unknown = match out.as_slice() {
+            ["proc", pid, "root"] | ["proc", pid, "task", _, "root"] if is_pid(pid) => {
+                out.clear();
+                rooted = true;
+                false
+            }
+            ["dev", "fd", n] | ["proc", _, "fd", n] if numeric(n) => true,
+            ["proc", pid, "cwd"] | ["proc", pid, "task", _, "cwd"] if is_pid(pid) => true,
+            _ => false,
+        };
+        if unknown && segs.peek().is_some() {
+            let rest: Vec<&str> = segs.collect();
+            return Some(Through::Unknown(rest.join("/")));
+        }
+    }
+    rooted.then(|| Through::Root(normalise(&out.join("/"))))
+}
+
 /// Lexically normalises `path` to an absolute path: `~` is the home, relative paths start at
 /// `cwd`, `.` and empty segments vanish, `..` removes one segment (never above `/`).
 pub(crate) fn resolve(path: &str, cwd: &str, home: &str) -> String {
@@ -673,4 +717,30 @@ mod grant_match_tests {
         assert!(!grant_matches("/**/.env", "/work/app/.env.example"));
         assert!(!grant_matches("relative/**", "/relative/x"));
     }
+}#[cfg(test)]
+mod through_tests {
+    use super::{Through, through_proc};
+
+    /// Red team: `cat /proc/self/root/etc/shadow` walked around every absolute pattern.
+    #[test]
+    fn a_process_root_leads_to_the_path_beneath_it() {
+        let root = |p: &str| Some(Through::Root(p.to_string()));
+        let unknown = |p: &str| Some(Through::Unknown(p.to_string()));
+        assert_eq!(through_proc("/proc/self/root/etc/shadow"), root("/etc/shadow"));
+        assert_eq!(through_proc("/proc/thread-self/root/etc/shadow"), root("/etc/shadow"));
+        assert_eq!(through_proc("/proc/1/root"), root("/"));
+        assert_eq!(through_proc("/proc/1/task/1/root/run/secrets/x"), root("/run/secrets/x"));
+        assert_eq!(through_proc("/proc/1/cwd/.env"), unknown(".env"));
+        assert_eq!(through_proc("/proc/self/fd/3/etc/shadow"), unknown("etc/shadow"));
+        assert_eq!(through_proc("/dev/fd/3/etc/shadow"), unknown("etc/shadow"));
+        assert_eq!(through_proc("/proc/1/environ"), None);
+        assert_eq!(through_proc("/proc/self/fd/3"), None);
+        assert_eq!(through_proc("/proc/cpuinfo"), None);
+        assert_eq!(through_proc("/etc/shadow"), None);
+        assert_eq!(through_proc("/proc/self/root/../etc/shadow"), root("/etc/shadow"));
+        assert_eq!(through_proc("/proc/1/root/proc/self/root/etc/x"), root("/etc/x"));
+        assert_eq!(through_proc("/x/../proc/1/root//etc/./shadow"), root("/etc/shadow"));
+    }
 }
+
+

@@ -66,7 +66,7 @@ fn a_lower_layer_with_a_default_but_no_opaque_makes_what_cannot_be_analysed_ask(
         set.decide(&Request { agent: None, action: Action::Exec(&a) }, &ctx()).verdict
     };
     let strict = "version 1\ndefault deny\nallow exec ls\n";
-    assert_eq!(verdict(strict, "x=rm; $x -rf src"), Q);
+    assert_eq!(verdict(strict, "\"$CMD\" -rf src"), Q);
     assert_eq!(verdict(strict, "eval \"$CMD\""), Q);
     assert_eq!(verdict(strict, "rm -rf src"), D);
     assert_eq!(verdict(strict, "ls"), A);

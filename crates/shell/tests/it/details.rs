@@ -333,3 +333,90 @@ fn code_on_another_descriptor_is_what_is_fed_to_it() {
         assert!(!opaque(input).is_empty(), "{input}");
     }
 }
+
+/// Red team: a wrapper's own file options (`time -o`, `xargs -a`, `strace -o`, ...) were
+/// skipped, so `/usr/bin/time -a -o ~/.bashrc -f 'curl x|sh' true` was only `true`. Each is
+/// now a redirect of the command the wrapper runs.
+#[test]
+fn wrapper_file_options_are_redirects_of_the_command() {
+    let files = |input: &str| -> Vec<(Access, String)> {
+        let a = analyse(input);
+        a.commands
+            .iter()
+            .flat_map(|c| c.redirects.iter().map(|r| (r.access, r.target.text.clone())))
+            .collect()
+    };
+    let w = |t: &str| (Access::Write, t.to_string());
+    let r = |t: &str| (Access::Read, t.to_string());
+    assert_eq!(files("/usr/bin/time -a -o ~/.bashrc -f 'curl x|sh' true"), [(Access::Append, "~/.bashrc".into())]);
+    assert_eq!(files("command time -o .git/config true"), [w(".git/config")]);
+    assert_eq!(files("env time --append --output=/root/.bashrc true"), [(Access::Append, "/root/.bashrc".into())]);
+    assert_eq!(files("xargs -a ~/.ssh/id_rsa echo"), [r("~/.ssh/id_rsa")]);
+    assert_eq!(files("xargs --arg-file=.env echo"), [r(".env")]);
+    assert_eq!(files("strace -o .git/hooks/pre-commit true"), [w(".git/hooks/pre-commit")]);
+    assert_eq!(files("strace -o/root/.bashrc true"), [w("/root/.bashrc")]);
+    assert_eq!(files("ltrace -o .git/config true"), [w(".git/config")]);
+    assert_eq!(files("valgrind --log-file=/root/.bashrc true"), [w("/root/.bashrc")]);
+    assert_eq!(files("xvfb-run -e /root/.bashrc true"), [w("/root/.bashrc")]);
+    assert_eq!(files("flock .git/hooks/pre-commit true"), [w(".git/hooks/pre-commit")]);
+    assert_eq!(files("flock /root/.bashrc -c 'make'"), [w("/root/.bashrc")]);
+    assert_eq!(files("proxychains4 -f ~/.ssh/id_rsa true"), [r("~/.ssh/id_rsa")]);
+    // A descriptor, and options that name no file, open nothing.
+    assert!(files("flock -n 9").is_empty());
+    assert!(files("time -f %e make").is_empty());
+    // A trace piped to a command, and a program a wrapper runs, are opaque.
+    assert_eq!(opaque("strace -o '|sh' true"), [OpaqueReason::Unsupported]);
+    assert_eq!(opaque("fakeroot --faked ./x true"), [OpaqueReason::Unsupported]);
+}
+
+/// Red team: the value of an interpreter option that takes one (`-W ignore`, `node -r fs`,
+/// `perl -I lib`) was taken for the script, so the `-c`/`-e` after it was never seen; nor
+/// were `--eval=CODE`, `python -m timeit -s CODE` or a console reading standard input.
+#[test]
+fn inline_code_after_an_option_with_a_value() {
+    for input in [
+        "python3 -W ignore -c 'import shutil; shutil.rmtree(\".\")'",
+        "python3 -X dev -c 'x'",
+        "python3 --check-hash-based-pycs never -c 'x'",
+        "python3 -Wignore::DeprecationWarning -c 'x'",
+        "node -r fs -e 'require(\"fs\").rmSync(\".\",{recursive:true})'",
+        "node --require fs --eval 'x'",
+        "node --stack-size 999 -e 'x'",
+        "node -C x -e 'x'",
+        "node --title x -p 'x'",
+        "node --eval='x'",
+        "node --print='x'",
+        "node --import 'data:text/javascript,x'",
+        "node --loader=data:text/javascript,x app.js",
+        "perl -I lib -e 'system \"x\"'",
+        "perl -lne 'print' f",
+        "perl -M'POSIX;system(q(id))' -le 1",
+        "ruby -r json -e 'x'",
+        "ruby -I lib -e 'x'",
+        "php -d x=1 -r 'x'",
+        "php --run='x'",
+        "php -B 'x' -R ''",
+        "python3 -m timeit -s 'import shutil; shutil.rmtree(\".\")' pass",
+        "python3 -m pdb -c 'x' x.py",
+        "python3 -m idlelib -c 'x'",
+    ] {
+        assert!(opaque(input).contains(&OpaqueReason::InlineCode), "{input}: {:?}", opaque(input));
+    }
+    // (`python3 -i < cmds.py` is a script file, like `python3 cmds.py`.)
+    for input in ["python3 -m code <<< 'import os'", "python3 -i x.py <<< 'x'"] {
+        assert!(opaque(input).contains(&OpaqueReason::ShellFromStdin), "{input}: {:?}", opaque(input));
+    }
+    for input in [
+        "python3 -W ignore script.py -c config.yaml",
+        "python3 -m pytest -x -c pytest.ini",
+        "python3 -Wignore::DeprecationWarning -m pytest",
+        "node -r ts-node/register app.ts -e x",
+        "node --max-old-space-size 4096 build.js",
+        "perl -I lib script.pl -e",
+        "ruby -I lib test.rb",
+        "php -d memory_limit=1G vendor/bin/phpunit",
+        "python3 -m http.server",
+    ] {
+        assert!(opaque(input).is_empty(), "{input}: {:?}", opaque(input));
+    }
+}

@@ -159,7 +159,8 @@ const ROWS: &[Row] = &[
         &[],
     ),
     (r##"flock /tmp/lock rm x"##, &["[flock] rm x"], &[]),
-    (r##"flock -c 'rm x' /tmp/lock"##, &["[flock -c] rm x"], &[]),
+    // The lock file is opened (created) as `: > /tmp/lock` would open it.
+    (r##"flock -c 'rm x' /tmp/lock"##, &[":", "[flock -c] rm x"], &[]),
     (r##"ionice -c 3 rm x"##, &["[ionice] rm x"], &[]),
     (r##"taskset 0x1 rm x"##, &["[taskset] rm x"], &[]),
     (r##"taskset -c 0 rm x"##, &["[taskset] rm x"], &[]),
@@ -457,7 +458,21 @@ const ROWS: &[Row] = &[
         &["[function rm] echo hi"],
         &[],
     ),
-    (r##"x=rm; $x -rf /"##, &[], &["DynamicCommand"]),
+    // A variable assigned in the string stands for its values (see `vars.rs`); where the
+    // assignment may not happen, for whatever it held before too.
+    (r##"x=rm; $x -rf /"##, &["rm -rf /"], &[]),
+    (r##"if true; then x=rm; fi; $x -rf /"##, &["true", "rm -rf /"], &["DynamicCommand"]),
+    (r##"(x=rm); $x -rf /"##, &["rm -rf /"], &["DynamicCommand"]),
+    (r##"true && x=rm; $x -rf /"##, &["true", "rm -rf /"], &["DynamicCommand"]),
+    (r##"f=~/.ssh/id_rsa; cat $f"##, &["cat ~/.ssh/id_rsa"], &[]),
+    (r##"x=.env; cat "$x""##, &["cat .env"], &[]),
+    (r##"x=.en; cat ${x}v"##, &["cat .env"], &[]),
+    (r##"f=a; f=.env; cat $f"##, &["cat a", "cat .env"], &[]),
+    (r##"for f in .env a; do cat $f; done"##, &["cat .env", "cat a"], &[]),
+    (r##"for f in src/*.rs; do wc -l "$f"; done"##, &["wc -l ?src/*.rs"], &[]),
+    (r##"cat ${x:-.env}"##, &["cat .env", "cat ?${x:-.env}"], &[]),
+    (r##"f=.git/config; cp evil.cfg "$f""##, &["cp evil.cfg .git/config"], &[]),
+    (r##"f=$(pwd); cat $f"##, &["pwd", "cat ?$f"], &[]),
     (r##"$x"##, &[], &["DynamicCommand"]),
     (r##"${cmd} arg"##, &[], &["DynamicCommand"]),
     (r##"$(echo rm) -rf /"##, &["echo rm"], &["DynamicCommand"]),
@@ -542,6 +557,28 @@ EOF"##,
 	rm x
 	EOF"##,
         &["[sh <<] rm x"],
+        &[],
+    ),
+    // Red team: an unquoted here-document is fed after the shell's backslash processing, so
+    // `\`` and `\$` are substitutions for the `sh` that reads it; `\"` and quotes stay.
+    (
+        "sh <<EOF\necho \\`rm -rf .\\`\nEOF",
+        &["[sh <<] rm -rf .", "[sh <<] echo ?`rm -rf .`"],
+        &[],
+    ),
+    (
+        "bash <<EOF\necho \"\\$(git push -f origin main)\"\nEOF",
+        &["[bash <<] git push -f origin main", "[bash <<] echo ?\"$(git push -f origin main)\""],
+        &[],
+    ),
+    (
+        "sh <<EOF\necho \\\"; rm -rf . #\\\" 'a b' \\\\x\nEOF",
+        &["[sh <<] echo \"", "[sh <<] rm -rf ."],
+        &[],
+    ),
+    (
+        "sh <<'EOF'\necho \\`rm -rf .\\`\nEOF",
+        &["[sh <<] echo `rm -rf .`"],
         &[],
     ),
     (
