@@ -96,8 +96,10 @@ pub fn cases() -> Vec<Case> {
         }),
         case("proc-self-root", |_| {
             Ok(Attack::new(
-                "cat /proc/self/root{rd}/secret.txt; cat /proc/self/root{ws}/.env; \
-                 echo pwned > /proc/self/root{out}/victim.txt; cat /proc/self/root/etc/shadow",
+                // The prefix computed at run time: the analyser sees /proc/self/root/ as the
+                // root and would deny the literal paths before the sandbox is tried.
+                "R=$(printf %s /proc/self/root); cat $R{rd}/secret.txt; cat $R{ws}/.env; \
+                 echo pwned > $R{out}/victim.txt; cat $R/etc/shadow",
             )
             .deny("fs.read", "{rd}/secret.txt")
             .deny("fs.read", "{ws}/.env")
@@ -107,9 +109,9 @@ pub fn cases() -> Vec<Case> {
         }),
         case("proc-1-root", |_| {
             Ok(Attack::new(
-                "cat /proc/1/root{rd}/secret.txt; cat /proc/1/root{ws}/.env; \
-                 echo pwned > /proc/1/root{out}/victim.txt; cat /proc/1/root/etc/shadow; \
-                 cat /proc/1/cwd/.env",
+                "P=$(printf %s /proc/1); cat $P/root{rd}/secret.txt; cat $P/root{ws}/.env; \
+                 echo pwned > $P/root{out}/victim.txt; cat $P/root/etc/shadow; \
+                 cat $P/cwd/.env",
             )
             .deny("fs.read", "{rd}/secret.txt")
             .deny("fs.read", "{ws}/.env")
