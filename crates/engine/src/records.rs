@@ -55,14 +55,19 @@ pub(crate) fn open_log(path: &Path) -> Result<Log, SessionError> {
 }
 
 /// warden's own cache folder (`CACHE_HOME/warden`: the record of passed examples, the
-/// compiled WASI modules warden loads as machine code), made now (0700) when missing so that
-/// a sandbox can hide it (a mount needs it to be there), and where it leads.
+/// compiled WASI modules warden loads as machine code), and where it leads when it is there.
 pub(crate) fn own_cache(cache_home: &Path) -> (PathBuf, Option<PathBuf>) {
-    use std::os::unix::fs::DirBuilderExt as _;
     let dir = cache_home.join("warden");
-    let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir);
     let real = std::fs::canonicalize(&dir).ok();
     (dir, real)
+}
+
+/// [`own_cache`], made first (0700) when missing, for a run: a sandbox can hide only what is
+/// there (a mount needs it), and a command must not be able to make it.
+pub(crate) fn own_cache_made(cache_home: &Path) -> (PathBuf, Option<PathBuf>) {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(cache_home.join("warden"));
+    own_cache(cache_home)
 }
 
 /// What a sandbox must never show: the log and its head checkpoint, and their folder too

@@ -342,7 +342,7 @@ impl Session {
         }
         // warden's own cache: the record of the policies whose examples passed (`passed.rs`)
         // and the compiled WASI modules, which warden loads as machine code.
-        let (cache, real) = crate::records::own_cache(&self.env.cache_home);
+        let (cache, real) = crate::records::own_cache_made(&self.env.cache_home);
         opts.protect.push(real.unwrap_or(cache));
         opts
     }
