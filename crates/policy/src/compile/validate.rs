@@ -279,6 +279,18 @@ fn check_paths(cx: &mut Ctx<'_>, li: usize, env: &SetEnv<'_>, refs: &[PathRef]) 
             PathRef::Pattern(p) => {
                 if let Err(e) = check_pattern(&p.node) {
                     cx.err(Code::BadPath, &p.span, e.message, &e.help);
+                } else if p.node.trim() != p.node {
+                    // ` ~/.ssh/**` is a path relative to the workspace that starts with a space.
+                    cx.err(Code::BadPath, &p.span, format!("path pattern `{}` starts or ends with a space", p.node), "remove the space");
+                } else if p.node.len() > 1 && p.node.ends_with('/') {
+                    // `~/.ssh/` names the folder alone: a rule on it protects none of its files.
+                    let folder = p.node.trim_end_matches('/');
+                    cx.err(
+                        Code::BadPath,
+                        &p.span,
+                        format!("path pattern `{}` ends with `/`, which names the folder alone, not what is in it", p.node),
+                        &format!("write `{folder}/**` for everything in it, or `{folder}` for the folder"),
+                    );
                 }
             }
             PathRef::Set(s) => {
@@ -295,6 +307,20 @@ fn check_paths(cx: &mut Ctx<'_>, li: usize, env: &SetEnv<'_>, refs: &[PathRef]) 
     }
 }
 
+/// warden's name for a tool an agent names otherwise (its hooks map these onto warden's own
+/// requests: docs/hooks.md), if `name` is one.
+fn agent_spelling(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "Bash" | "run_shell_command" => "exec",
+        "Read" | "read_many_files" => "read_file",
+        "Write" => "write_file",
+        "Edit" | "MultiEdit" | "NotebookEdit" | "replace" => "edit_file",
+        "Glob" | "Grep" | "glob" | "grep_search" | "search_file_content" => "search",
+        "LS" | "list_directory" => "list_dir",
+        _ => return None,
+    })
+}
+
 fn check_exec(cx: &mut Ctx<'_>, p: &ExecPattern) {
     if p.command.is_empty() {
         cx.err(Code::BadRule, &p.span, "exec pattern without a command".into(), "name a command");
@@ -302,6 +328,14 @@ fn check_exec(cx: &mut Ctx<'_>, p: &ExecPattern) {
     for c in &p.command {
         if c.node.is_empty() {
             cx.err(Code::BadRule, &c.span, "empty command word".into(), "name a command, such as `git`");
+        } else if c.node.chars().any(char::is_whitespace) {
+            // `exec "rm -rf"` names one argv word `rm -rf`: no program is called that.
+            cx.err(
+                Code::BadRule,
+                &c.span,
+                format!("command word `{}` holds a space: it matches a program of that exact name, which no command has", c.node),
+                "write the words apart: `exec rm -rf`, or `exec rm with -rf` for the flag anywhere",
+            );
         }
     }
     for slot in &p.args {
@@ -326,6 +360,15 @@ fn check_rule(cx: &mut Ctx<'_>, li: usize, env: &SetEnv<'_>, rule: &Rule) {
         Rule::Tools(names) => {
             check_names(cx, names, "tool");
             for n in names {
+                if let Some(ours) = agent_spelling(&n.node) {
+                    let help = if ours == "exec" { String::from("decide commands with `exec` rules, such as `exec git status`") } else { format!("write `{ours}`") };
+                    cx.err(
+                        Code::BadRule,
+                        &n.span,
+                        format!("`{}` is an agent's name for a tool; warden decides it as `{ours}`, so this rule never matches", n.node),
+                        &help,
+                    );
+                }
                 if n.node == "exec" {
                     cx.err(
                         Code::BadRule,
