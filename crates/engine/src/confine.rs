@@ -196,7 +196,7 @@ pub(crate) fn view(grants: &Grants, ctx: &Context, env: &Environment, argv: Vec<
     // A unix socket file in a folder shown to the command is a way out to whatever host
     // process listens on it (git's fsmonitor daemon, a language server, a `docker.sock`):
     // Landlock below ABI 9 cannot refuse the connect, so each one the walk finds is covered.
-    let sockets: Vec<PathBuf> = tree.walked().sockets().map(PathBuf::from).collect();
+    let sockets: Vec<PathBuf> = tree.walk().sockets().map(PathBuf::from).collect();
     for path in sockets {
         if !spec.mounts.iter().any(|m| m.path == path && m.access == Access::Hide) {
             spec.mounts.push(Mount { path, access: Access::Hide });
@@ -295,18 +295,13 @@ impl Tree {
 
     /// The walk: breadth-first (shallow paths first, so a cut drops the deepest), symlinks
     /// not followed, paths that are not UTF-8 left out (as are the entries beneath them).
-    fn walk(&mut self) -> &Walk {
+    pub(crate) fn walk(&mut self) -> &Walk {
         if self.walk.is_none() {
             let (walk, cut) = Walk::new(&self.walked, self.limit);
             self.cut = cut;
             self.walk = Some(walk);
         }
         self.walk.get_or_insert_with(Walk::default)
-    }
-
-    /// The walk (taken now if it was not yet).
-    pub(crate) fn walked(&mut self) -> &Walk {
-        self.walk()
     }
 
     /// The walk (taken now if it was not yet), moved out of the tree, and whether it was cut.

@@ -31,26 +31,24 @@ pub(crate) fn guards(tree: &mut Tree, env: &Environment, deny_write: &[String]) 
         return (present, patterns);
     }
     present.extend(pointers(tree));
-    // A git folder by another name (`git init --bare x.git`, `--separate-git-dir=gd`) is one
-    // too: a `.git` file made later can point git at it, and no pattern names it.
-    for dir in tree.other_gitdirs() {
-        for (name, folder) in GIT_RUNS {
-            let path = dir.join(name);
-            if path.symlink_metadata().is_ok() {
-                present.push(path);
-            } else {
-                patterns.push(if *folder { format!("{}/**", path.display()) } else { path.display().to_string() });
-            }
-        }
-    }
-    for (path, folder) in config_paths(tree, env) {
-        if !below(&path, tree.roots()) {
-            continue;
-        }
+    // A path that is there is covered; one that is not yet is noted as a pattern.
+    let mut guard = |path: PathBuf, folder: bool| {
         if path.symlink_metadata().is_ok() {
             present.push(path);
         } else {
             patterns.push(if folder { format!("{}/**", path.display()) } else { path.display().to_string() });
+        }
+    };
+    // A git folder by another name (`git init --bare x.git`, `--separate-git-dir=gd`) is one
+    // too: a `.git` file made later can point git at it, and no pattern names it.
+    for dir in tree.other_gitdirs() {
+        for (name, folder) in GIT_RUNS {
+            guard(dir.join(name), *folder);
+        }
+    }
+    for (path, folder) in config_paths(tree, env) {
+        if below(&path, tree.roots()) {
+            guard(path, folder);
         }
     }
     (present, patterns)
