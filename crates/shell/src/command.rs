@@ -296,6 +296,9 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
         find(ctx, raw, via);
         return Peeled::Done;
     }
+    if program == "npm" {
+        crate::npm::canonical(&mut raw.argv);
+    }
     match crate::runners::runner(program, &raw.argv) {
         crate::runners::Runner::No => {}
         crate::runners::Runner::Unknown(opt) => {

@@ -25,6 +25,7 @@ pub mod guard;
 mod interp;
 mod make;
 mod model;
+mod npm;
 mod outputs;
 mod runners;
 mod sed;
