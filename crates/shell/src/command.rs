@@ -206,6 +206,7 @@ pub(crate) fn emit(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
         pipeline: ctx.pipe_pos,
         span: raw.span.clone(),
     });
+    crate::scripts::record(ctx, raw);
 }
 
 fn resolve(ctx: &mut Ctx<'_>, mut raw: RawCommand, mut via: Vec<String>) {

@@ -28,6 +28,7 @@ mod model;
 mod npm;
 mod outputs;
 mod runners;
+mod scripts;
 mod sed;
 mod vars;
 mod walk;
