@@ -62,7 +62,11 @@ pub(crate) fn trees(cmd: &SimpleCommand) -> Option<(Vec<&str>, bool)> {
         "7z" | "7za" | "7zz" if positional.first() == Some(&"a") => Some((positional, false)),
         // Two folders are compared by the names in them (`diff -N`, `-r`: every file beneath);
         // an operand that is a file has nothing beneath it.
-        "diff" | "colordiff" => Some((positional, false)),
+        "diff" | "colordiff" => {
+            // `--from-file=DIR` and `--to-file=DIR` name a folder compared with every operand.
+            let named = args.iter().filter_map(|a| a.strip_prefix("--from-file=").or_else(|| a.strip_prefix("--to-file=")));
+            Some((positional.into_iter().chain(named).collect(), false))
+        }
         "git" => git_diff_paths(&positional, long(&["--no-index"])).map(|p| (p, false)),
         _ => None,
     }
@@ -180,6 +184,7 @@ mod tests {
         assert_eq!(of("git -C . diff /tmp/empty ~"), Some((vec!["/tmp/empty".into(), "~".into()], false)));
         assert_eq!(of("git diff HEAD~1 -- src/"), Some((vec![], false)));
         assert_eq!(of("git log ~"), None);
+        assert_eq!(of("diff -r --to-file=~ a"), Some((vec!["a".into(), "~".into()], false)));
         // Not recursive, or not reading contents.
         assert_eq!(of("grep AKIA ~/.bashrc"), None);
         assert_eq!(of("cp a b"), None);
