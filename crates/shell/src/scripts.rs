@@ -71,7 +71,7 @@ pub(crate) fn record(ctx: &mut Ctx<'_>, raw: &RawCommand) {
         }
     }
     // A shell or interpreter runs the file it names; it is not taken to write it.
-    if NON_WRITERS.contains(&program.as_str()) || is_shell(&program) || crate::interp::is_interpreter(&program) {
+    if NON_WRITERS.contains(&program.as_str()) || is_shell(&program) || crate::interp::is_interpreter(&program) || git_reads(raw) {
         return;
     }
     // Any other program may write the files it names (`cp x s.sh`, `curl -o s.sh`, `dd of=f`).
@@ -87,6 +87,13 @@ pub(crate) fn record(ctx: &mut Ctx<'_>, raw: &RawCommand) {
             ctx.written.note(value, stdin.clone(), maybe, false);
         }
     }
+}
+
+/// `git` with a subcommand that writes no file of the work tree (`git diff s.sh`, `git add`).
+fn git_reads(raw: &RawCommand) -> bool {
+    const READS: &[&str] = &["diff", "log", "show", "blame", "status", "add", "ls-files", "grep"];
+    let mut words = raw.argv.iter().map(|w| w.text.as_str());
+    words.next().map(basename).as_deref() == Some("git") && words.next().is_some_and(|s| READS.contains(&s))
 }
 
 /// What `raw` writes to its standard output, when the analyser can see it.
