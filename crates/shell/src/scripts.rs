@@ -41,8 +41,10 @@ impl Written {
         let mut now: Vec<Option<String>> = match (append, before) {
             // Appended to a file not written here: its earlier content is not known.
             (true, None) => vec![None],
+            // An append that may not happen leaves the earlier content possible too.
             (true, Some(old)) => {
-                old.into_iter().map(|o| Some(o? + content.as_deref()?)).collect()
+                let appended = old.iter().map(|o| Some(o.clone()? + content.as_deref()?));
+                appended.chain(old.iter().filter(|_| maybe).cloned()).collect()
             }
             (false, Some(old)) if maybe => old.into_iter().chain([content]).collect(),
             (false, _) => vec![content],
@@ -67,7 +69,11 @@ pub(crate) fn record(ctx: &mut Ctx<'_>, raw: &RawCommand) {
     let maybe = ctx.maybe > 0;
     for r in &raw.redirects {
         if r.access != Access::Read && r.target.known {
-            ctx.written.note(&r.target.text, output.clone(), maybe, r.access == Access::Append);
+            // A group's or function's redirect (`{ echo a; echo b; } > f`) takes every
+            // command's output in turn: not one command's.
+            let shared = ctx.inherited_redirects.contains(r);
+            let content = if shared { None } else { output.clone() };
+            ctx.written.note(&r.target.text, content, maybe, r.access == Access::Append);
         }
     }
     // A shell or interpreter runs the file it names; it is not taken to write it.
