@@ -206,6 +206,7 @@ pub(crate) fn emit(ctx: &mut Ctx<'_>, raw: &RawCommand, via: &[String]) {
         pipeline: ctx.pipe_pos,
         span: raw.span.clone(),
     });
+    crate::scripts::record(ctx, raw);
 }
 
 fn resolve(ctx: &mut Ctx<'_>, mut raw: RawCommand, mut via: Vec<String>) {
@@ -295,6 +296,9 @@ fn peel(ctx: &mut Ctx<'_>, program: &str, raw: &mut RawCommand, via: &mut Vec<St
     if program == "find" {
         find(ctx, raw, via);
         return Peeled::Done;
+    }
+    if program == "npm" {
+        crate::npm::canonical(&mut raw.argv);
     }
     match crate::runners::runner(program, &raw.argv) {
         crate::runners::Runner::No => {}

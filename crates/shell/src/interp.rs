@@ -7,6 +7,9 @@ use crate::walk::{Ctx, RawCommand, Stdin, fd_path};
 
 /// Records `raw` (after wrappers), following nested programs.
 pub(crate) fn run(ctx: &mut Ctx<'_>, program: &str, raw: RawCommand, via: &[String]) {
+    if crate::scripts::executed(ctx, &raw, via) {
+        return;
+    }
     if is_shell(program) {
         return shell(ctx, program, &raw, via);
     }
@@ -163,6 +166,9 @@ fn shell(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand, via: &[String]) {
         Some(Some(fd)) if !read_stdin => raw.on_fd(fd),
         Some(None) if !read_stdin => {
             emit(ctx, raw, via);
+            if let Some(script) = operand {
+                crate::scripts::shell_runs(ctx, script, raw, via);
+            }
             return;
         }
         _ => &raw.stdin,
@@ -291,6 +297,11 @@ const fn syntax(code_short: &'static str, valued_short: &'static str) -> Syntax 
     Syntax { code_short, code_long: &[], valued_short, valued_long: &[], attached_short: "" }
 }
 
+/// Whether `program` is an interpreter that runs a script file it is given (`python3 t.py`).
+pub(crate) fn is_interpreter(program: &str) -> bool {
+    syntax_of(program).is_some()
+}
+
 /// The option syntax of an interpreter that takes inline code.
 fn syntax_of(program: &str) -> Option<Syntax> {
     let p = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
@@ -373,8 +384,8 @@ fn python_module(ctx: &mut Ctx<'_>, module: &str, rest: &[Word], raw: &RawComman
 enum Scan {
     /// Inline code or an unknown word: opaque.
     Code,
-    /// A script (a file, or the operands after `--`).
-    Script,
+    /// A script (a file, or the operands after `--`), at this index.
+    Script(usize),
     /// No script: code from standard input, or `-` / a descriptor (handled by the caller).
     NoScript,
     /// A descriptor path `/dev/fd/N` at this index.
@@ -393,7 +404,7 @@ fn scan(sx: &Syntax, args: &[Word], interactive: &mut bool) -> Scan {
             return Scan::Code;
         }
         if t == "--" {
-            return if args.get(i + 1).is_some() { Scan::Script } else { Scan::NoScript };
+            return if args.get(i + 1).is_some() { Scan::Script(i + 1) } else { Scan::NoScript };
         }
         if t == "-" {
             return Scan::NoScript;
@@ -421,7 +432,7 @@ fn scan(sx: &Syntax, args: &[Word], interactive: &mut bool) -> Scan {
             continue;
         }
         let Some(body) = t.strip_prefix('-').filter(|b| !b.is_empty()) else {
-            return Scan::Script;
+            return Scan::Script(i);
         };
         for (k, c) in body.char_indices() {
             if sx.code_short.contains(c) {
@@ -511,7 +522,12 @@ fn interpreter(ctx: &mut Ctx<'_>, program: &str, raw: &RawCommand) {
             python_module(ctx, &module, args.get(from..).unwrap_or_default(), raw, &full);
             true
         }
-        Scan::Script => true,
+        Scan::Script(at) => {
+            if let Some(script) = args.get(at) {
+                crate::scripts::interpreter_runs(ctx, script, raw);
+            }
+            true
+        }
         Scan::NoScript => false,
     };
     if (!script || interactive) && (raw.stdin != Stdin::Inherited || args.is_empty()) {

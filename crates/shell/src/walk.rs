@@ -97,6 +97,8 @@ pub(crate) struct Ctx<'a> {
     pub functions: HashMap<String, ast::FunctionBody>,
     /// Every value each variable is given in the string (see `vars.rs`).
     pub vars: crate::vars::Vars,
+    /// The files written so far in the string, and what was written (see `scripts.rs`).
+    pub written: crate::scripts::Written,
     /// Inside a construct that may not run, or not in this shell (a branch, a loop body, the
     /// right of `&&`/`||`, a pipeline stage, a subshell): an assignment there may not happen,
     /// so the variable may keep a value from before the string.
@@ -123,6 +125,7 @@ impl<'a> Ctx<'a> {
             inherited_redirects: vec![],
             functions: HashMap::new(),
             vars: crate::vars::Vars::new(),
+            written: crate::scripts::Written::default(),
             maybe: 0,
             calling: HashSet::new(),
             limit_hit: false,

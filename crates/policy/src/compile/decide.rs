@@ -368,7 +368,11 @@ impl<'p> Decider<'p> {
             let text = match w.text.strip_prefix('-') {
                 Some(flag) => match flag.split_once('=') {
                     Some((_, value)) => value,
-                    None => continue,
+                    // `-o~/.bashrc` is `-o ~/.bashrc`.
+                    None => match super::attached::value(&cmd.program, &w.text) {
+                        Some(value) => value,
+                        None => continue,
+                    },
                 },
                 None => w.text.as_str(),
             };

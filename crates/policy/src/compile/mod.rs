@@ -20,6 +20,7 @@
 //! - `deny net hosts ...` against a grant of `net any` leaves no network (it cannot be carved).
 
 mod argglob;
+mod attached;
 mod shglob;
 mod build;
 mod decide;

@@ -1,6 +1,6 @@
 //! Commands that read every file beneath a folder they are given (`grep -r`, `rg`, `cp -r`,
-//! `tar c`, `zip -r`, `rsync -a`, `7z a`): such a folder reads what the `fs` rules deny beneath
-//! it too. `grep -r AKIA ~` reads `~/.aws/credentials`; the sandbox would not show it, but an
+//! `tar c`, `zip -r`, `rsync -a`, `7z a`, `diff`, `git diff --no-index`): such a folder reads
+//! what the `fs` rules deny beneath it too. `grep -r AKIA ~` reads `~/.aws/credentials`; the sandbox would not show it, but an
 //! agent's hook (`warden hook`) decides for a command that runs unconfined.
 //!
 //! Only denied paths with a fixed folder are looked for beneath the argument (`~/.ssh/**`,
@@ -25,6 +25,8 @@ pub(crate) fn trees(cmd: &SimpleCommand) -> Option<(Vec<&str>, bool)> {
         "zip" => "bntix",
         "rsync" => "ebBfTM",
         "cp" | "scp" => "tSciFlPoJ",
+        "diff" | "colordiff" => "CFIxXSDLUW",
+        "git" => "Cc",
         _ => "efABCmdDX",
     };
     let mut positional: Vec<&str> = Vec::new();
@@ -58,8 +60,25 @@ pub(crate) fn trees(cmd: &SimpleCommand) -> Option<(Vec<&str>, bool)> {
         "zip" if short("r") || long(&["--recurse-paths"]) => Some((positional, false)),
         "tar" if creates(&args) => Some((positional, false)),
         "7z" | "7za" | "7zz" if positional.first() == Some(&"a") => Some((positional, false)),
+        // Two folders are compared by the names in them (`diff -N`, `-r`: every file beneath);
+        // an operand that is a file has nothing beneath it.
+        "diff" | "colordiff" => {
+            // `--from-file=DIR` and `--to-file=DIR` name a folder compared with every operand.
+            let named = args.iter().filter_map(|a| a.strip_prefix("--from-file=").or_else(|| a.strip_prefix("--to-file=")));
+            Some((positional.into_iter().chain(named).collect(), false))
+        }
+        "git" => git_diff_paths(&positional, long(&["--no-index"])).map(|p| (p, false)),
         _ => None,
     }
+}
+
+/// The paths `git diff` compares as files and folders (the positional words after `diff`):
+/// every one with `--no-index`, and otherwise those outside the working tree (absolute, `~`,
+/// `../`), which make git compare the two paths as `--no-index` does (`git diff /tmp/e ~`).
+fn git_diff_paths<'a>(positional: &[&'a str], no_index: bool) -> Option<Vec<&'a str>> {
+    let (first, rest) = positional.split_first()?;
+    let outside = |p: &&str| p.starts_with(['/', '~']) || p.starts_with("../");
+    (*first == "diff").then(|| rest.iter().copied().filter(|p| no_index || outside(p)).collect())
 }
 
 /// grep's `-d recurse` in any spelling: `-d recurse`, `-drecurse`, `-nd recurse`,
@@ -158,6 +177,14 @@ mod tests {
         assert_eq!(of("tar czf home.tgz /home"), Some((vec!["czf".into(), "home.tgz".into(), "/home".into()], false)));
         assert_eq!(of("zip -qr all.zip ."), Some((vec!["all.zip".into(), ".".into()], false)));
         assert_eq!(of("7z a x.7z ~"), Some((vec!["a".into(), "x.7z".into(), "~".into()], false)));
+        // Red team: a folder compared reads what lies beneath it.
+        assert_eq!(of("diff -ru a ~"), Some((vec!["a".into(), "~".into()], false)));
+        assert_eq!(of("diff -r -x '*.o' /tmp/x ~/.ssh"), Some((vec!["/tmp/x".into(), "~/.ssh".into()], false)));
+        assert_eq!(of("git diff --no-index /tmp/empty ~"), Some((vec!["/tmp/empty".into(), "~".into()], false)));
+        assert_eq!(of("git -C . diff /tmp/empty ~"), Some((vec!["/tmp/empty".into(), "~".into()], false)));
+        assert_eq!(of("git diff HEAD~1 -- src/"), Some((vec![], false)));
+        assert_eq!(of("git log ~"), None);
+        assert_eq!(of("diff -r --to-file=~ a"), Some((vec!["a".into(), "~".into()], false)));
         // Not recursive, or not reading contents.
         assert_eq!(of("grep AKIA ~/.bashrc"), None);
         assert_eq!(of("cp a b"), None);
