@@ -230,7 +230,7 @@ pub enum ConditionKind {
 }
 
 /// Which access an `fs` rule speaks of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FsAccess {
     /// `fs read`
     Read,

@@ -2,13 +2,25 @@
 //! `ARCHITECTURE.md` (`verdict`, `tier`, `reason`, `rules[].file/line/column/layer`).
 
 use crate::ast::Verdict;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::sync::Arc;
 use warden_shell::Analysis;
 
 impl Serialize for Verdict {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Verdict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let word = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        match &*word {
+            "allow" => Ok(Verdict::Allow),
+            "ask" => Ok(Verdict::Ask),
+            "deny" => Ok(Verdict::Deny),
+            other => Err(serde::de::Error::unknown_variant(other, &["allow", "ask", "deny"])),
+        }
     }
 }
 
@@ -24,7 +36,7 @@ impl Verdict {
 }
 
 /// Where a policy file came from. Ordered top (most authoritative) first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LayerKind {
     /// `/etc/warden/`
@@ -487,7 +499,7 @@ pub enum Network {
 }
 
 /// Resource limits; `None` means no limit set by the policy (the backend applies its own).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Wall-clock limit, milliseconds.
     pub timeout_ms: Option<u64>,

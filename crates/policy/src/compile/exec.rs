@@ -24,7 +24,7 @@ pub(crate) enum Tri {
 }
 
 /// How argument tokens are placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Mode {
     /// Allow rules: at the front, in order.
     Front,
@@ -33,7 +33,7 @@ pub(crate) enum Mode {
 }
 
 /// A flag of an `unless` or `with` clause.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Flag {
     glob: Glob,
     /// `-x`: also matches inside a cluster of short flags.
@@ -90,7 +90,7 @@ impl Flag {
 }
 
 /// One compiled exec pattern.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ExecMatcher {
     /// Command word alternatives; `true` when the word contains `/` (full path match). Most
     /// patterns name one command: kept inline.

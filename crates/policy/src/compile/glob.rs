@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 /// A compiled word pattern.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Glob {
     /// No wildcard: byte equality. Shared with the index keys that name it.
     Literal(Arc<str>),

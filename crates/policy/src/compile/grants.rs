@@ -105,7 +105,7 @@ fn dedup<T: Eq + std::hash::Hash>(v: &mut Vec<T>) {
 
 /// Path lists shared by every plan: each plan takes a prefix of each (tiers only add), so
 /// memory stays linear in the number of rules however many tiers there are.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Plans {
     reads: Vec<PathPattern>,
     writes: Vec<PathPattern>,
@@ -115,15 +115,17 @@ pub(crate) struct Plans {
 }
 
 /// The grants of one base tier (or of no tier): prefix lengths and the rest.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 struct Cut {
     reads: usize,
     writes: usize,
     deny: usize,
     deny_write: usize,
+    #[serde(with = "super::stored::network")]
     network: Network,
     limits: Limits,
     env: Vec<String>,
+    #[serde(with = "super::stored::backend")]
     sandbox: Option<Backend>,
 }
 

@@ -36,6 +36,7 @@ mod paths;
 mod recursive;
 mod refs;
 mod sets;
+mod stored;
 mod validate;
 
 pub use decide::Links;
@@ -49,7 +50,7 @@ use sets::{FileAst, LayerAst};
 use std::collections::HashMap;
 
 /// What was loaded for one layer, for `explain`.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LayerInfo {
     /// The layer.
     pub kind: LayerKind,

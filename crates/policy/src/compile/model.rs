@@ -62,7 +62,7 @@ impl Hasher for WordHasher {
 pub(crate) type AgentId = u32;
 
 /// One compiled rule (one exec pattern, or one tools/fs/pipe/net item).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RuleC {
     /// Index into `PolicySet::rules`.
     pub(crate) id: usize,
@@ -100,7 +100,7 @@ impl RuleC {
 }
 
 /// A compiled tier.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct TierC {
     pub(crate) name: std::sync::Arc<str>,
     pub(crate) verdict: Verdict,
@@ -112,18 +112,19 @@ pub(crate) struct TierC {
     pub(crate) net: Vec<NetC>,
     pub(crate) limits: Limits,
     pub(crate) env: Vec<String>,
+    #[serde(with = "super::stored::backend")]
     pub(crate) sandbox: Option<Backend>,
 }
 
 /// A path grant with its carve-outs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FsGrant {
     pub(crate) pattern: PathPattern,
     pub(crate) except: Vec<PathPattern>,
 }
 
 /// A `net` value.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum NetC {
     None,
     Any,
@@ -131,15 +132,17 @@ pub(crate) enum NetC {
 }
 
 /// An exec pattern with its rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ExecEntry {
     pub(crate) rule: usize,
     pub(crate) matcher: ExecMatcher,
     pub(crate) mode: Mode,
 }
 
-/// Exec patterns indexed by literal command word.
-#[derive(Debug, Clone, Default)]
+/// Exec patterns indexed by literal command word. Stored as its entries alone: the indexes are
+/// made again by pushing them in order, which gives the same maps.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Vec<ExecEntry>", into = "Vec<ExecEntry>")]
 pub(crate) struct ExecIndex {
     pub(crate) entries: Vec<ExecEntry>,
     /// Literal base names (`rm`).
@@ -184,6 +187,22 @@ impl ExecIndex {
     }
 }
 
+impl From<Vec<ExecEntry>> for ExecIndex {
+    fn from(entries: Vec<ExecEntry>) -> ExecIndex {
+        let mut index = ExecIndex::default();
+        for e in entries {
+            index.push(e);
+        }
+        index
+    }
+}
+
+impl From<ExecIndex> for Vec<ExecEntry> {
+    fn from(index: ExecIndex) -> Vec<ExecEntry> {
+        index.entries
+    }
+}
+
 /// The entries one command word names: most words are named by one or two rules, kept inline.
 pub(crate) type Entries = smallvec::SmallVec<[usize; 2]>;
 
@@ -199,7 +218,7 @@ fn push_unique(v: &mut Entries, i: usize) {
 }
 
 /// Tools by exact name plus wildcard names.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ToolIndex {
     pub(crate) exact: WordMap<Vec<usize>>,
     pub(crate) wild: Vec<(Glob, usize)>,
@@ -227,7 +246,7 @@ impl ToolIndex {
 }
 
 /// An fs rule in the index.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FsEntry {
     pub(crate) rule: usize,
     pub(crate) access: FsAccess,
@@ -238,7 +257,7 @@ pub(crate) struct FsEntry {
 }
 
 /// A `pipe A into B` rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PipeC {
     pub(crate) rule: usize,
     pub(crate) from: ExecMatcher,
@@ -247,14 +266,14 @@ pub(crate) struct PipeC {
 }
 
 /// A restriction that narrows grants (deny paths, deny net), optionally for one agent.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Scoped<T> {
     pub(crate) agent: Option<AgentId>,
     pub(crate) value: T,
 }
 
 /// One compiled layer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LayerC {
     pub(crate) kind: LayerKind,
     pub(crate) default: Option<Verdict>,
@@ -273,6 +292,7 @@ pub(crate) struct LayerC {
     /// Top-level env.
     pub(crate) env: Vec<String>,
     /// Top-level sandbox.
+    #[serde(with = "super::stored::backend")]
     pub(crate) sandbox: Option<Backend>,
     /// Standalone allow fs grants (read, write).
     pub(crate) grant_reads: Vec<FsGrant>,
@@ -314,7 +334,7 @@ impl LayerC {
 }
 
 /// Everything an agent narrows, merged over its definitions in every layer and its parents.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct AgentProfile {
     pub(crate) name: String,
     /// This agent and every agent it extends (their rules apply).
@@ -328,6 +348,7 @@ pub(crate) struct AgentProfile {
     pub(crate) net: Vec<NetC>,
     /// Each entry narrows the environment further.
     pub(crate) env: Vec<Vec<String>>,
+    #[serde(with = "super::stored::backend")]
     pub(crate) sandbox: Option<Backend>,
 }
 

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use super::model::WordMap;
 
 /// What a pattern is anchored at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Root {
     /// `/...` or `**/...`
     Absolute,
@@ -30,7 +30,7 @@ impl Root {
 }
 
 /// One segment of a path pattern.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Seg {
     /// A segment without wildcards, or with `*` / `?`.
     Word(Glob),
@@ -39,7 +39,7 @@ pub(crate) enum Seg {
 }
 
 /// A compiled path pattern.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PathPattern {
     pub(crate) root: Root,
     pub(crate) segs: std::sync::Arc<[Seg]>,
@@ -590,48 +590,68 @@ fn match_segs_long(pattern: &[Seg], path: &[&str]) -> bool {
     reach.last().copied().unwrap_or(false)
 }
 
-/// Path patterns indexed by anchor and first literal segment, each with a value.
-#[derive(Debug, Clone)]
+/// Path patterns indexed by anchor and first literal segment, each with a value, kept in the
+/// order they were inserted (the order of the policy's rules). Stored as that list alone: the
+/// indexes are made again by inserting it in order, which gives the same maps.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Vec<(PathPattern, T)>", into = "Vec<(PathPattern, T)>")]
+#[serde(bound(serialize = "T: Clone + serde::Serialize", deserialize = "T: Clone + serde::Deserialize<'de>"))]
 pub(crate) struct PathIndex<T> {
+    entries: Vec<(PathPattern, T)>,
     /// Patterns whose first segment is a literal, by anchor and that literal.
-    keyed: [WordMap<Vec<(PathPattern, T)>>; 3],
+    keyed: [WordMap<Vec<usize>>; 3],
     /// Other patterns (`**/.ssh/**`) by a literal segment every match must contain.
-    by_literal: WordMap<Vec<(PathPattern, T)>>,
+    by_literal: WordMap<Vec<usize>>,
     /// Patterns without any literal segment (`**/*.pem`).
-    other: Vec<(PathPattern, T)>,
-    len: usize,
+    other: Vec<usize>,
 }
 
 impl<T> Default for PathIndex<T> {
     fn default() -> Self {
-        PathIndex { keyed: Default::default(), by_literal: WordMap::default(), other: Vec::new(), len: 0 }
+        PathIndex { entries: Vec::new(), keyed: Default::default(), by_literal: WordMap::default(), other: Vec::new() }
+    }
+}
+
+impl<T: Clone> From<Vec<(PathPattern, T)>> for PathIndex<T> {
+    fn from(entries: Vec<(PathPattern, T)>) -> Self {
+        let mut index = PathIndex::default();
+        for (p, v) in entries {
+            index.insert(p, v);
+        }
+        index
+    }
+}
+
+impl<T> From<PathIndex<T>> for Vec<(PathPattern, T)> {
+    fn from(index: PathIndex<T>) -> Self {
+        index.entries
     }
 }
 
 impl<T: Clone> PathIndex<T> {
     pub(crate) fn insert(&mut self, pattern: PathPattern, value: T) {
-        self.len += 1;
+        let i = self.entries.len();
         if let Some(first) = pattern.first_literal() {
             let first = std::sync::Arc::clone(first);
             if let Some(map) = self.keyed.get_mut(pattern.root.slot()) {
-                map.entry(first).or_default().push((pattern, value));
+                map.entry(first).or_default().push(i);
             }
         } else if let Some(lit) = pattern.some_literal() {
             let lit = std::sync::Arc::clone(lit);
-            self.by_literal.entry(lit).or_default().push((pattern, value));
+            self.by_literal.entry(lit).or_default().push(i);
         } else {
-            self.other.push((pattern, value));
+            self.other.push(i);
         }
+        self.entries.push((pattern, value));
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
+        self.entries.is_empty()
     }
 
-    /// Calls `f` with every pattern and its value.
+    /// Calls `f` with every pattern and its value, in the order they were inserted.
     pub(crate) fn for_each_entry(&self, mut f: impl FnMut(&PathPattern, &T)) {
-        let keyed = self.keyed.iter().flat_map(|m| m.values()).flatten();
-        for (p, v) in keyed.chain(self.by_literal.values().flatten()).chain(&self.other) {
+        for (p, v) in &self.entries {
             f(p, v);
         }
     }
@@ -639,11 +659,11 @@ impl<T: Clone> PathIndex<T> {
     /// Calls `f` with the value of every pattern matching the path of segments `segs`
     /// (normalised, absolute).
     pub(crate) fn for_each_match(&self, segs: &[&str], anchors: &Anchors, mut f: impl FnMut(&T)) {
-        if self.len == 0 {
+        if self.entries.is_empty() {
             return;
         }
-        let mut visit = |list: Option<&Vec<(PathPattern, T)>>| {
-            for (p, v) in list.into_iter().flatten() {
+        let mut visit = |list: Option<&Vec<usize>>| {
+            for (p, v) in list.into_iter().flatten().filter_map(|i| self.entries.get(*i)) {
                 if p.last_may_match(segs) && p.matches(segs, anchors) {
                     f(v);
                 }

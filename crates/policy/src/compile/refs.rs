@@ -8,7 +8,7 @@ use crate::decision::{LayerKind, RuleRef};
 use std::sync::{Arc, OnceLock};
 
 /// A policy file as the compiled set keeps it.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Source {
     name: Arc<str>,
     text: Box<str>,
@@ -23,7 +23,7 @@ impl Source {
 }
 
 /// Where one rule is written.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct At {
     /// Index into [`Refs::sources`].
     source: usize,
@@ -36,12 +36,34 @@ struct At {
     exec: bool,
 }
 
-/// The references of every rule of a set, by rule id: each made once, on first use.
-#[derive(Debug, Clone, Default)]
+/// The references of every rule of a set, by rule id: each made once, on first use. Stored
+/// without the references made.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Stored", into = "Stored")]
 pub(crate) struct Refs {
     sources: Vec<Arc<Source>>,
     at: Vec<At>,
     made: Vec<OnceLock<RuleRef>>,
+}
+
+/// [`Refs`] as stored.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Stored {
+    sources: Vec<Arc<Source>>,
+    at: Vec<At>,
+}
+
+impl From<Stored> for Refs {
+    fn from(s: Stored) -> Refs {
+        let made = std::iter::repeat_with(OnceLock::new).take(s.at.len()).collect();
+        Refs { sources: s.sources, at: s.at, made }
+    }
+}
+
+impl From<Refs> for Stored {
+    fn from(r: Refs) -> Stored {
+        Stored { sources: r.sources, at: r.at }
+    }
 }
 
 impl Refs {

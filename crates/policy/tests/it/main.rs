@@ -9,4 +9,5 @@ mod parse;
 mod decide;
 mod layers;
 mod props;
+mod stored;
 mod written;
