@@ -68,27 +68,27 @@ impl Engine {
         Ok(Engine { policy: warden_policy::compile(layers)?, context, follow_links: false })
     }
 
-    /// [`Engine::new`] for a one-shot load (`warden run`, `warden hook`): the files' examples are
-    /// not decided again when a record under `cache_home` says that these exact layers passed
-    /// them under this binary, and a load that decides them and passes leaves that record
-    /// (`passed.rs`). Everything else is checked every time.
+    /// [`Engine::new`] for a one-shot load (`warden run`, `warden hook`): when a file under
+    /// `cache_home` says that these exact layers compiled and passed their examples under this
+    /// binary, the set compiled then is taken as it was (or, under an enterprise layer and not
+    /// root, only the examples are not decided again); a load that compiles and passes leaves
+    /// that file (`compiled.rs`).
     ///
     /// # Errors
     /// As [`Engine::new`].
     pub fn load(layers: &[LayerSource], context: Context, cache_home: &std::path::Path) -> Result<Self, Diagnostics> {
-        let dir = crate::passed::folder(cache_home);
-        let key = crate::passed::key(layers);
-        if let Some(k) = &key
-            && crate::passed::known(&dir, k)
-        {
-            let policy = warden_policy::compile_with(layers, warden_policy::Examples::Passed)?;
-            return Ok(Engine { policy, context, follow_links: false });
+        use crate::compiled::{self, Known};
+        let dir = compiled::folder(cache_home);
+        let Some(key) = compiled::key(layers) else { return Engine::new(layers, context) };
+        let (policy, write) = match compiled::known(&dir, &key, layers) {
+            Known::Compiled(set) => return Ok(Engine { policy: *set, context, follow_links: false }),
+            Known::Passed { rewrite } => (warden_policy::compile_with(layers, warden_policy::Examples::Passed)?, rewrite),
+            Known::Nothing => (warden_policy::compile(layers)?, true),
+        };
+        if write {
+            compiled::remember(&dir, &key, &policy);
         }
-        let engine = Engine::new(layers, context)?;
-        if let Some(k) = &key {
-            crate::passed::remember(&dir, k);
-        }
-        Ok(engine)
+        Ok(Engine { policy, context, follow_links: false })
     }
 
     /// The same policy, judging every file a command names also where it leads through

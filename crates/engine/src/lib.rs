@@ -20,6 +20,7 @@
 
 mod approve;
 mod budget;
+mod compiled;
 mod confine;
 mod engine;
 mod environment;
@@ -30,7 +31,6 @@ mod layers;
 pub mod leads;
 mod narrow;
 mod newrepo;
-mod passed;
 mod records;
 mod redact;
 mod replay;

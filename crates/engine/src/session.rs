@@ -340,7 +340,7 @@ impl Session {
         if let Some(log) = &self.log {
             opts.protect.extend(protected(log.path(), self.engine.context()));
         }
-        // warden's own cache: the record of the policies whose examples passed (`passed.rs`)
+        // warden's own cache: the policies compiled before (`compiled.rs`)
         // and the compiled WASI modules, which warden loads as machine code.
         let (cache, real) = crate::records::own_cache_made(&self.env.cache_home);
         opts.protect.push(real.unwrap_or(cache));

@@ -86,7 +86,7 @@ fn file_tools_are_refused_the_audit_log_and_the_record_of_passed_examples() {
     let config = SessionConfig { audit: Some(log.clone()), ..SessionConfig::default() };
     let mut env = Environment::from_process().unwrap();
     env.cache_home = root.join("cache");
-    let passed = root.join("cache/warden/examples");
+    let passed = root.join("cache/warden/compiled");
     std::fs::create_dir_all(&passed).unwrap();
     let s = Session::new(engine, &layers, env, config, Box::new(RefuseAll::default())).unwrap();
     std::os::unix::fs::symlink(".audit", ws.join("lk")).unwrap();

@@ -199,7 +199,7 @@ fn the_sandbox_cannot_forge_warden_s_own_cache_even_when_the_policy_grants_its_f
         serde_json::from_str::<serde_json::Value>(stdout(&out).trim()).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)))
     };
     run_with_cache("true");
-    let dir = fx.ws.join(".cache/warden/examples");
+    let dir = fx.ws.join(".cache/warden/compiled");
     let listed = || {
         let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
@@ -208,12 +208,12 @@ fn the_sandbox_cannot_forge_warden_s_own_cache_even_when_the_policy_grants_its_f
     let before = listed();
     assert_eq!(before.len(), 1, "one pass recorded: {before:?}");
     // Computed at run time: only the sandbox can stop it.
-    let attack = "D=$(printf %s .cache/warden/examples); touch $D/forged; ls $D; mv $D $D.old; \
+    let attack = "D=$(printf %s .cache/warden/compiled); touch $D/forged; ls $D; mv $D $D.old; \
                   python3 -c 'import os,sys; d=sys.argv[1]; open(os.path.join(d, \"py\"), \"w\"); [os.remove(os.path.join(d, n)) for n in os.listdir(d)]' $D";
     let v = run_with_cache(attack);
     assert_eq!(v["ran"], true, "{v}");
     assert_eq!(listed(), before, "{v}");
-    assert!(!fx.ws.join(".cache/warden/examples.old").exists());
+    assert!(!fx.ws.join(".cache/warden/compiled.old").exists());
     // Nor plant a compiled WASI module, which warden would load as machine code.
     let plant = "W=$(printf %s .cache/warden); mkdir -p $W/wasi; echo forged > $W/wasi/x.cwasm; mv $W $W.old; true";
     let v = run_with_cache(plant);
