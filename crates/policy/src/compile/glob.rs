@@ -7,7 +7,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Glob {
     /// No wildcard: byte equality. Shared with the index keys that name it.
-    Literal(Arc<str>),
+    Literal(#[serde(with = "super::stored::shared_str")] Arc<str>),
     /// Contains `*` or `?`.
     Wild(Vec<char>),
 }

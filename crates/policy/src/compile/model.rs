@@ -73,6 +73,7 @@ pub(crate) struct RuleC {
     /// Only for requests of this agent (or agents extending it).
     pub(crate) agent: Option<AgentId>,
     /// The reason the rule was written with, if any (see [`RuleC::message`]).
+    #[serde(with = "super::stored::shared_str_opt")]
     pub(crate) reason: Option<std::sync::Arc<str>>,
 }
 
@@ -102,6 +103,7 @@ impl RuleC {
 /// A compiled tier.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct TierC {
+    #[serde(with = "super::stored::shared_str")]
     pub(crate) name: std::sync::Arc<str>,
     pub(crate) verdict: Verdict,
     /// File grants: read patterns with their exceptions.

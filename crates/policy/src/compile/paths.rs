@@ -42,6 +42,7 @@ pub(crate) enum Seg {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PathPattern {
     pub(crate) root: Root,
+    #[serde(with = "super::stored::shared_segs")]
     pub(crate) segs: std::sync::Arc<[Seg]>,
 }
 
