@@ -1,7 +1,8 @@
 //! The `load` rows: what a one-shot `warden` process pays for its policy before it runs
 //! anything. Parse, then parse + validate + compile + check the inline `example` lines, then
-//! all of that plus analysing and deciding one command (`warden run -- /bin/true` in small).
-//! Measured on the embedded default and on `full-auto.policy` (the policy `spawn` runs).
+//! all of that plus analysing and deciding one command (`warden run -- /bin/true` in small),
+//! and the compiled set read back from its bytes (what a one-shot load takes from warden's
+//! compiled-policy cache instead of compiling: `warden_engine`'s `compiled.rs`). Measured on the embedded default and on `full-auto.policy` (the policy `spawn` runs).
 //! No peer: Cedar has neither examples nor a shell analyser.
 
 use std::hint::black_box;
@@ -78,6 +79,18 @@ pub(super) fn rows(budgets: &Budgets, ctx: &warden_policy::Context) -> Vec<Row> 
             compile,
             Cell::None,
         ));
+
+        match warden_policy::compile(&layers) {
+            Ok(set) => {
+                let bytes = set.to_bytes();
+                let cell = measured(
+                    measure(budgets.compile, || warden_policy::PolicySet::from_bytes(black_box(&bytes)).is_some()),
+                    None,
+                );
+                rows.push(row("load", &format!("{name}: compiled set read back ({} bytes)", bytes.len()), None, cell, Cell::None));
+            }
+            Err(_) => rows.push(row("load", &format!("{name}: compiled set read back"), None, Cell::Missing(String::from("compile error")), Cell::None)),
+        }
 
         let whole = match load_and_decide(&layers, ctx) {
             Some(verdict) => measured(
