@@ -53,3 +53,4 @@ pub use session::{AuditLog, Cleared, Gate, Session, SessionConfig, SessionError}
 pub use layers::{LoadError, discover, discover_for, load_files, quote_argv, read_text, repository_root};
 pub use warden_sandbox::prestart as prestart_sandbox;
 pub use warden_sandbox::spawn_apart;
+pub use warden_audit::ClientRec;

@@ -122,3 +122,30 @@ fn file_tools_are_refused_the_audit_log_and_the_record_of_passed_examples() {
     assert_eq!(s.explain(Query::Command("echo x >> notes.txt")).decision.verdict.as_str(), "allow");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Regression: the records of a request that came over HTTP did not say which client sent it.
+#[test]
+fn a_network_client_is_named_on_every_record_of_its_request_and_only_there() {
+    let (mut s, t) = session("client");
+    let client = warden_engine::ClientRec { transport: "http".into(), addr: "127.0.0.1:50312".into(), uid: Some(1000), bearer: false };
+    let argv = vec!["touch".to_string(), t.ws.join("c").display().to_string()];
+    let gate = s.begin_exec_from(Some(client.clone()), Query::Command("touch c"), Job::Argv(&argv)).unwrap();
+    let cleared = s.clear(gate, &RunOptions::default()).unwrap().unwrap();
+    let engine = s.engine().clone();
+    let result = cleared.run(&engine, &Environment::from_process().unwrap(), Job::Argv(&argv));
+    assert!(s.complete(cleared, result).unwrap().ran);
+    let path = t.ws.join("secret.txt").display().to_string();
+    let mut gate = s.begin_tool_from(Some(client.clone()), "write_file", Some(&path)).unwrap();
+    s.answer(&mut gate, warden_engine::Answer::Refused { by: "mcp-client".into(), why: "no".into() }).unwrap();
+    s.finish(&gate, &warden_engine::Outcome::refused(&gate.explanation, "no")).unwrap();
+    assert!(touch(&mut s, &t.ws, "local").unwrap().ran);
+    let records = warden_audit::read(&t.log).unwrap();
+    let kinds: Vec<(&str, bool)> = records.iter().map(|r| (r.entry.kind.as_str(), r.entry.client.as_ref() == Some(&client))).collect();
+    assert_eq!(
+        kinds,
+        [("decision", true), ("outcome", true), ("decision", true), ("approval", true), ("outcome", true), ("decision", false), ("outcome", false)],
+        "{records:?}"
+    );
+    assert!(records.iter().skip(5).all(|r| r.entry.client.is_none()));
+    assert!(warden_audit::verify(&t.log).unwrap().ok());
+}
