@@ -12,7 +12,7 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
-use warden_engine::{Answer, Cancel, Engine, Environment, Explanation, Gate, Job, Outcome, Query, RunOptions, Session, SessionError};
+use warden_engine::{Answer, Cancel, ClientRec, Engine, Environment, Explanation, Gate, Job, Outcome, Query, RunOptions, Session, SessionError};
 
 use crate::server::Stop;
 use crate::tools::DecisionView;
@@ -183,7 +183,16 @@ pub enum OwnedJob {
 
 /// Decides, settles, records and runs a command; every failure is an outcome that did not run.
 /// When `stop` resolves, the command is killed (or never starts) and recorded as cancelled.
-pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String, job: OwnedJob, timeout: Option<Duration>, stop: Stop) -> Outcome {
+/// `from` is the network client that sent it, named on its records.
+pub async fn exec(
+    shared: &Arc<Shared>,
+    peer: &Peer<RoleServer>,
+    from: Option<ClientRec>,
+    subject: String,
+    job: OwnedJob,
+    timeout: Option<Duration>,
+    stop: Stop,
+) -> Outcome {
     let cancel = match Cancel::new() {
         Ok(c) => c,
         Err(e) => return Outcome::refused(&shared.explain(Query::Command(&subject)), format!("nothing ran: {e}")),
@@ -195,7 +204,7 @@ pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String
         fire.cancel();
     }));
     let (query_text, job2) = (subject.clone(), clone_job(&job));
-    let begin = move |s: &mut Session| s.begin_exec(Query::Command(&query_text), borrow(&job2));
+    let begin = move |s: &mut Session| s.begin_exec_from(from, Query::Command(&query_text), borrow(&job2));
     let decided = match decide(shared, peer, begin, "exec", &subject).await {
         Ok(d) => d,
         Err(why) => return Outcome::refused(&shared.explain(Query::Command(&subject)), why),

@@ -7,6 +7,10 @@
 //! it is the server's own origin ([`origin_allowed`]); otherwise it gets 403, as the streamable
 //! HTTP transport says a server MUST. Requests without one (clients that are not browsers)
 //! are served.
+//!
+//! Each request reaching MCP carries the client it came from ([`ClientRec`]: the peer address,
+//! on loopback the uid owning the client's socket, whether a token authenticated it), which
+//! the audit records of its calls name.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -21,6 +25,7 @@ use hyper_util::rt::TokioIo;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
+use warden_engine::ClientRec;
 
 use crate::Error;
 use crate::gate::Shared;
@@ -124,9 +129,11 @@ pub async fn serve_http(server: Warden, opts: HttpOptions) -> Result<(), Error> 
         };
         // A client past the cap is dropped: the connections held open are bounded.
         let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else { continue };
-        // Without a token only this user's processes are served (the socket's owner, as the
-        // kernel lists it); with one, the token decides.
-        let admitted = token.is_some() || (me.is_some() && socket_owner(peer, local) == me);
+        // The uid owning a client's socket on this machine, as the kernel lists it.
+        let owner = if peer.ip().to_canonical().is_loopback() { stream.local_addr().ok().and_then(|l| socket_owner(peer, l)) } else { None };
+        // Without a token only this user's processes are served; with one, the token decides.
+        let admitted = token.is_some() || (me.is_some() && owner == me);
+        let client = ClientRec { transport: "http".into(), addr: peer.to_string(), uid: owner, bearer: token.is_some() };
         let service = service.clone();
         let token = token.clone();
         let shared = Arc::clone(&shared);
@@ -136,11 +143,12 @@ pub async fn serve_http(server: Warden, opts: HttpOptions) -> Result<(), Error> 
                 let service = service.clone();
                 let token = token.clone();
                 let shared = Arc::clone(&shared);
+                let client = client.clone();
                 async move {
                     if !admitted {
                         return Ok::<_, Infallible>(plain(StatusCode::FORBIDDEN, "without a token, only the user running warden is served"));
                     }
-                    Ok::<_, Infallible>(route(&service, &shared, token.as_deref(), local, req).await)
+                    Ok::<_, Infallible>(route(&service, &shared, token.as_deref(), local, client, req).await)
                 }
             });
             let _ = hyper::server::conn::http1::Builder::new()
@@ -191,7 +199,8 @@ async fn route(
     shared: &Shared,
     token: Option<&Token>,
     local: SocketAddr,
-    req: Request<Incoming>,
+    client: ClientRec,
+    mut req: Request<Incoming>,
 ) -> Response<Body> {
     if let Some(origin) = req.headers().get(hyper::header::ORIGIN) {
         let host = req.headers().get(hyper::header::HOST).and_then(|h| h.to_str().ok());
@@ -207,6 +216,8 @@ async fn route(
     if req.uri().path() != "/mcp" {
         return plain(StatusCode::NOT_FOUND, "the MCP endpoint is /mcp");
     }
+    // The audit records of this request's calls name its client (`server::call_tool`).
+    req.extensions_mut().insert(client);
     let ended = (req.method() == hyper::Method::DELETE)
         .then(|| req.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_string))
         .flatten();

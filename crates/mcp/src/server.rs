@@ -11,7 +11,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
-use warden_engine::Query;
+use warden_engine::{ClientRec, Query};
 use warden_policy::ast::Verdict;
 
 use crate::gate::Shared;
@@ -116,8 +116,10 @@ impl ServerHandler for Warden {
             Some(id) => self.shared.session_hangup(id),
             None => self.hangup.clone(),
         };
+        // Who sent it over HTTP (set by `http::route`), named on each of its audit records.
+        let from = context.extensions.get::<hyper::http::request::Parts>().and_then(|p| p.extensions.get::<ClientRec>()).cloned();
         let stop = Stop { call: context.ct.clone(), hangup };
-        let result = crate::call::dispatch(self, &name, args, &context.peer, stop).await?;
+        let result = crate::call::dispatch(self, &name, args, &context.peer, stop, from).await?;
         Ok(result.into())
     }
 }
