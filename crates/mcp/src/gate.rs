@@ -2,7 +2,6 @@
 //! [`Session`] (the decision record is on disk before anything runs; the approval and the
 //! outcome follow). `ask` is settled here by elicitation when the client can be asked.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -11,7 +10,6 @@ use cap_std::fs::Dir;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
-use tokio_util::sync::CancellationToken;
 use warden_engine::{Answer, Cancel, ClientRec, Engine, Environment, Explanation, Gate, Job, Outcome, Query, RunOptions, Session, SessionError};
 
 use crate::server::Stop;
@@ -40,9 +38,9 @@ pub struct Shared {
     pub policies: Vec<PathBuf>,
     /// The connected clients, told about reloads.
     pub peers: Mutex<Vec<Peer<RoleServer>>>,
-    /// Per HTTP session (by `Mcp-Session-Id`) that made a call: fired when the client ends
-    /// the session (DELETE), cancelling its calls.
-    pub sessions: Mutex<HashMap<String, CancellationToken>>,
+    /// The live HTTP sessions: their running calls, when each was last used, what ends
+    /// their calls.
+    pub sessions: Arc<crate::sessions::Sessions>,
     /// Set when served over HTTP without a token: any process of this user can connect then
     /// (a confined command with a network grant too), so no client's answer settles `ask`.
     pub anyone_can_answer: std::sync::atomic::AtomicBool,
@@ -56,26 +54,6 @@ impl Shared {
         match self.engine.read() {
             Ok(e) => Arc::clone(&e),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
-    }
-
-    /// The token that ends HTTP session `id`'s calls.
-    pub fn session_hangup(&self, id: &str) -> CancellationToken {
-        let mut sessions = match self.sessions.lock() {
-            Ok(s) => s,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        sessions.entry(id.to_string()).or_default().clone()
-    }
-
-    /// HTTP session `id` was ended: its calls stop.
-    pub fn end_session(&self, id: &str) {
-        let mut sessions = match self.sessions.lock() {
-            Ok(s) => s,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some(t) = sessions.remove(id) {
-            t.cancel();
         }
     }
 

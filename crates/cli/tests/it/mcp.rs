@@ -664,6 +664,25 @@ fn http_records_name_the_client_of_each_call_and_audit_query_finds_them() {
     }
 }
 
+/// Regression: a client could open MCP sessions over HTTP without bound, each held until it
+/// had been idle 5 minutes. At most 64 live at once; one past the cap gets HTTP 503 with a
+/// JSON-RPC error, the live ones are still served, and ending one makes room.
+#[test]
+fn http_sessions_are_capped_and_one_past_the_cap_gets_a_json_rpc_error() {
+    let (_server, addr) = http_server(&[]);
+    let sids: Vec<String> = (0..64).map(|_| http_session(&addr)).collect();
+    let (status, text) = post_initialize(&addr, None);
+    assert_eq!(status, 503, "{text}");
+    assert!(text.contains(r#""code":-32000"#) && text.contains("too many MCP sessions"), "{text}");
+    assert!(text.to_ascii_lowercase().contains("retry-after:"), "{text}");
+    let live = [("Mcp-Session-Id", sids[63].as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    let (status, text) = http_request(&addr, "POST", &live, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
+    assert_eq!(status, 200, "a live session is still served: {text}");
+    let (status, text) = http_request(&addr, "DELETE", &[("Mcp-Session-Id", sids[0].as_str()), ("Mcp-Protocol-Version", "2025-06-18")], "");
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(post_initialize(&addr, None).0, 200, "ending a session makes room");
+}
+
 /// Regression (red team): ending an HTTP session (DELETE) left its running exec running.
 #[test]
 fn ending_an_http_session_cancels_its_running_exec() {
