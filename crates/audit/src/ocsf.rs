@@ -14,7 +14,8 @@
 //! Activity Other (`warden.reload`, `warden.session`).
 //!
 //! Everything warden-specific (verdict, tier, deciding rules, who decided, policy hash, the
-//! chain's seq/prev/hash, denials) is kept whole under `unmapped.warden`.
+//! chain's seq/prev/hash, denials, the network client) is kept whole under `unmapped.warden`;
+//! an API Activity also names the network client as its `src_endpoint` (`ip`, `port`).
 
 use crate::record::{Kind, Record};
 use crate::time::parse_micros;
@@ -102,6 +103,9 @@ fn event(r: &Record) -> Value {
             o.insert("process".into(), process(r));
         } else {
             o.insert("api".into(), json!({"operation": api_operation(r)}));
+            if let Some(addr) = e.client.as_ref().and_then(|c| c.addr.parse::<std::net::SocketAddr>().ok()) {
+                o.insert("src_endpoint".into(), json!({"ip": addr.ip().to_string(), "port": addr.port()}));
+            }
             if let Some(path) = &e.input.path {
                 o.insert("resources".into(), json!([{"name": path, "type": "file"}]));
             }
@@ -174,6 +178,7 @@ fn warden(r: &Record) -> Value {
         "kind": e.kind,
         "agent": e.agent,
         "parents": e.parents,
+        "client": e.client,
         "tool": e.tool,
         "input": e.input,
         "decision": e.decision,

@@ -1,7 +1,7 @@
-//! Selecting records: by verdict, tier, agent, tool, deciding rule, kind, session, time range
-//! and text.
+//! Selecting records: by verdict, tier, agent, tool, deciding rule, kind, session, client,
+//! time range and text.
 
-use crate::record::{Kind, Record};
+use crate::record::{ClientRec, Kind, Record};
 use crate::time::parse_micros;
 
 /// What to select. Every criterion given must hold (an empty filter selects everything).
@@ -21,6 +21,8 @@ pub struct Filter {
     pub kind: Option<Kind>,
     /// The session.
     pub session: Option<String>,
+    /// The network client the request came from; records without one never match.
+    pub client: Option<ClientFilter>,
     /// Records at or after this time (microseconds since the epoch).
     pub since: Option<i64>,
     /// Records before this time (microseconds since the epoch).
@@ -65,6 +67,47 @@ impl RuleFilter {
     }
 }
 
+/// A network client to look for: its address (any port), its address and port, or the uid
+/// owning its socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientFilter {
+    /// `127.0.0.1`, `::1`: the client's address, whatever its port.
+    Ip(std::net::IpAddr),
+    /// `127.0.0.1:50312`, `[::1]:50312`: one connection's address.
+    Addr(std::net::SocketAddr),
+    /// `uid=1000`: the uid owning a loopback client's socket.
+    Uid(u32),
+}
+
+impl ClientFilter {
+    /// Parses `IP`, `IP:PORT` (`[IPv6]:PORT`) or `uid=N`.
+    ///
+    /// # Errors
+    ///
+    /// The text is none of these.
+    pub fn parse(text: &str) -> Result<ClientFilter, String> {
+        if let Some(uid) = text.strip_prefix("uid=") {
+            return uid.parse().map(ClientFilter::Uid).map_err(|_| format!("`{uid}` is not a uid"));
+        }
+        let bare = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')).unwrap_or(text);
+        if let Ok(ip) = bare.parse() {
+            return Ok(ClientFilter::Ip(ip));
+        }
+        text.parse()
+            .map(ClientFilter::Addr)
+            .map_err(|_| format!("`{text}` is not an address (IP, IP:PORT or [IPv6]:PORT) or uid=N"))
+    }
+
+    fn matches(&self, client: &ClientRec) -> bool {
+        let addr = client.addr.parse::<std::net::SocketAddr>().ok();
+        match self {
+            ClientFilter::Ip(ip) => addr.is_some_and(|a| a.ip().to_canonical() == ip.to_canonical()),
+            ClientFilter::Addr(want) => addr.is_some_and(|a| a.ip().to_canonical() == want.ip().to_canonical() && a.port() == want.port()),
+            ClientFilter::Uid(uid) => client.uid == Some(*uid),
+        }
+    }
+}
+
 /// Parses an RFC 3339 time for `since`/`until`.
 ///
 /// # Errors
@@ -94,6 +137,11 @@ fn selects(f: &Filter, r: &Record) -> bool {
     }
     if let Some(rule) = &f.rule
         && !decision.is_some_and(|d| d.rules.iter().any(|x| rule.matches(&x.file, x.line)))
+    {
+        return false;
+    }
+    if let Some(client) = &f.client
+        && !e.client.as_ref().is_some_and(|c| client.matches(c))
     {
         return false;
     }
@@ -128,5 +176,23 @@ mod tests {
         assert!(!r.matches("policies/xdefault.policy", 21));
         assert_eq!(RuleFilter::parse("c:/a.policy").unwrap().line, None);
         assert!(RuleFilter::parse(":3").is_err());
+    }
+
+    #[test]
+    fn client_filters_match_an_address_a_connection_or_a_uid() {
+        let c = |addr: &str, uid| ClientRec { transport: "http".into(), addr: addr.into(), uid, bearer: false };
+        let local = c("127.0.0.1:50312", Some(1000));
+        let six = c("[::1]:4000", None);
+        let remote = c("10.0.0.5:4000", None);
+        let f = |t: &str| ClientFilter::parse(t).unwrap();
+        assert!(f("127.0.0.1").matches(&local) && !f("127.0.0.1").matches(&remote));
+        assert!(f("127.0.0.1:50312").matches(&local) && !f("127.0.0.1:50313").matches(&local));
+        assert!(f("::1").matches(&six) && f("[::1]").matches(&six) && f("[::1]:4000").matches(&six));
+        assert!(f("uid=1000").matches(&local) && !f("uid=0").matches(&local) && !f("uid=1000").matches(&remote));
+        // An IPv4 client of a server listening on IPv6 is listed as ::ffff:a.b.c.d.
+        assert!(f("10.0.0.5").matches(&c("[::ffff:10.0.0.5]:4000", None)));
+        for bad in ["", "uid=", "uid=x", "host.lan", "1.2.3"] {
+            assert!(ClientFilter::parse(bad).is_err(), "{bad}");
+        }
     }
 }

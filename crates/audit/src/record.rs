@@ -47,6 +47,10 @@ pub struct Entry {
     pub agent: Option<String>,
     /// The agent's parent chain, nearest first.
     pub parents: Vec<String>,
+    /// Who sent the request, when it came over the network (`warden serve --mcp --http`);
+    /// only written when known, so records without it read and hash as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientRec>,
     /// `exec`, `read_file`, ... or an MCP tool name.
     pub tool: String,
     /// The request (secrets already redacted by the engine).
@@ -63,6 +67,21 @@ pub struct Entry {
     pub refers_to: Option<u64>,
     /// Free text (e.g. that a torn tail was dropped before this record).
     pub note: Option<String>,
+}
+
+/// The client a request came from over the network, as the server saw the connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientRec {
+    /// How it came: `http` (MCP over streamable HTTP).
+    pub transport: String,
+    /// The client's address and port (`127.0.0.1:50312`, `[::1]:50312`).
+    pub addr: String,
+    /// The uid owning the client's socket, as the kernel lists it (`/proc/net/tcp`): known
+    /// only for a client on this machine (loopback).
+    pub uid: Option<u32>,
+    /// Whether a bearer token authenticated the request. The token itself is never recorded.
+    pub bearer: bool,
 }
 
 /// The request as recorded.
@@ -195,6 +214,8 @@ struct Wire {
     session: String,
     agent: Option<String>,
     parents: Vec<String>,
+    #[serde(default)]
+    client: Option<ClientRec>,
     tool: String,
     input: Input,
     decision: Option<DecisionRec>,
@@ -222,6 +243,7 @@ impl TryFrom<Wire> for Record {
                 session: w.session,
                 agent: w.agent,
                 parents: w.parents,
+                client: w.client,
                 tool: w.tool,
                 input: w.input,
                 decision: w.decision,

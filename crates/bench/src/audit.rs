@@ -123,6 +123,7 @@ fn entry() -> Entry {
         session: String::from("bench-session-0001"),
         agent: Some(String::from("claude-code/worker-1")),
         parents: vec![String::from("claude-code")],
+        client: None,
         tool: String::from("exec"),
         input: Input {
             command: Some(String::from("cargo test --workspace -- --nocapture")),

@@ -60,6 +60,13 @@ pub fn print_diagnostics(diagnostics: &Diagnostics, short: bool) {
 /// Diagnostics drawn with their source excerpt; the rest are printed on one line each.
 const DRAWN: usize = 20;
 
+/// Why a request is refused when the policy does not load, for its audit record: how many
+/// errors, and the first with its file:line:column.
+pub fn unloaded(diagnostics: &Diagnostics) -> String {
+    let first = diagnostics.0.first().map(|d| d.short()).unwrap_or_default();
+    format!("the policy does not load (fail closed): {} error(s), the first: {first}", diagnostics.0.len())
+}
+
 /// Prints the diagnostics and turns them into the error that stops the verb.
 pub fn policy_error(diagnostics: &Diagnostics) -> CliError {
     print_diagnostics(diagnostics, false);

@@ -48,8 +48,9 @@ pub use approve::{Answer, Approver, Pending, PreApprovalError, PreApprovals, Ref
 pub use redact::Redactor;
 pub use replay::{Change, ReplayReport, Suggestion, Suggestions, decide_record, replay, suggest, suggestion_text};
 pub use budget::Spent;
-pub use records::policy_hash;
+pub use records::{Unloaded, policy_hash, record_unloaded};
 pub use session::{AuditLog, Cleared, Gate, Session, SessionConfig, SessionError};
 pub use layers::{LoadError, discover, discover_for, load_files, quote_argv, read_text, repository_root};
 pub use warden_sandbox::prestart as prestart_sandbox;
 pub use warden_sandbox::spawn_apart;
+pub use warden_audit::ClientRec;

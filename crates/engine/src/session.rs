@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use warden_audit::{DecidedBy, DecisionRec, DenialRec, Entry, Input, Kind, Log, OutcomeRec, Receipt};
+use warden_audit::{ClientRec, DecidedBy, DecisionRec, DenialRec, Entry, Input, Kind, Log, OutcomeRec, Receipt};
 use warden_policy::ast::Verdict;
 use warden_policy::{Diagnostics, LayerSource};
 
@@ -68,6 +68,8 @@ pub struct Gate {
     subject: String,
     path: Option<String>,
     input: Input,
+    /// The network client that sent the request, named on each of its records.
+    client: Option<ClientRec>,
 }
 
 impl Gate {
@@ -116,7 +118,7 @@ impl std::fmt::Debug for Session {
 
 /// A session's audit log, opened (see [`Session::with_log`]).
 #[derive(Debug)]
-pub struct AuditLog(Option<Log>);
+pub struct AuditLog(pub(crate) Option<Log>);
 
 impl AuditLog {
     /// Opens the log at `path` (`None`: a session without one).
@@ -215,7 +217,7 @@ impl Session {
         if allowed {
             return self.exec_allowed(explanation, subject, input, job, opts);
         }
-        let mut gate = self.begin(explanation, "exec", subject, None, input)?;
+        let mut gate = self.begin(explanation, "exec", subject, None, input, None)?;
         self.settle(&mut gate)?;
         self.run(gate, job, opts)
     }
@@ -225,16 +227,26 @@ impl Session {
     /// # Errors
     /// The decision cannot be recorded: nothing may run.
     pub fn begin_exec(&mut self, query: Query<'_>, job: Job<'_>) -> Result<Gate, SessionError> {
+        self.begin_exec_from(None, query, job)
+    }
+
+    /// [`Session::begin_exec`] for a request that came from a network client (an MCP client
+    /// over HTTP): its decision, approval and outcome records name `client`.
+    ///
+    /// # Errors
+    /// The decision cannot be recorded: nothing may run.
+    pub fn begin_exec_from(&mut self, client: Option<ClientRec>, query: Query<'_>, job: Job<'_>) -> Result<Gate, SessionError> {
         let explanation = self.explain(query);
         let (subject, input) = self.exec_input(query, job);
-        self.begin(explanation, "exec", subject, None, input)
+        self.begin(explanation, "exec", subject, None, input, client)
     }
 
     /// An allowed command within its budgets: the sandbox is built while the decision record is
     /// written, and the command starts only once the record is on disk (the sandbox's gate).
     fn exec_allowed(&mut self, explanation: Explanation, subject: String, input: Input, job: Job<'_>, opts: &RunOptions) -> Result<Outcome, SessionError> {
         let entry = self.scrub(self.decision_entry(&explanation, "exec", input.clone()));
-        let mut gate = Gate { explanation, refused: None, decision_seq: None, pending: false, tool: "exec".into(), subject, path: None, input };
+        let mut gate =
+            Gate { explanation, refused: None, decision_seq: None, pending: false, tool: "exec".into(), subject, path: None, input, client: None };
         let opts = self.cleared_opts(&gate, opts);
         self.spent.commands += 1;
         let Session { engine, env, log, .. } = &mut *self;
@@ -399,9 +411,18 @@ impl Session {
     /// # Errors
     /// The decision cannot be recorded: the caller must not perform the tool.
     pub fn begin_tool(&mut self, name: &str, path: Option<&str>) -> Result<Gate, SessionError> {
+        self.begin_tool_from(None, name, path)
+    }
+
+    /// [`Session::begin_tool`] for a request that came from a network client (an MCP client
+    /// over HTTP): its decision, approval and outcome records name `client`.
+    ///
+    /// # Errors
+    /// The decision cannot be recorded: the caller must not perform the tool.
+    pub fn begin_tool_from(&mut self, client: Option<ClientRec>, name: &str, path: Option<&str>) -> Result<Gate, SessionError> {
         let explanation = self.explain(Query::Tool { name, path });
         let input = self.input(path);
-        self.begin(explanation, name, path.unwrap_or_default().to_string(), path.map(str::to_string), input)
+        self.begin(explanation, name, path.unwrap_or_default().to_string(), path.map(str::to_string), input, client)
     }
 
     /// Settles a pending gate with the session's own approver (nothing to do otherwise).
@@ -423,6 +444,7 @@ impl Session {
     pub fn answer(&mut self, gate: &mut Gate, answer: Answer) -> Result<(), SessionError> {
         let d = &gate.explanation.decision;
         let mut approval = self.entry(Kind::Approval, &gate.tool, gate.input.clone());
+        approval.client.clone_from(&gate.client);
         approval.refers_to = gate.decision_seq;
         approval.decided_by = Some(DecidedBy { kind: "approver".into(), name: Some(answer.by().to_string()) });
         let verdict = if answer.granted() { "allow" } else { "deny" };
@@ -453,6 +475,7 @@ impl Session {
     /// The record cannot be written.
     pub fn finish(&mut self, gate: &Gate, o: &Outcome) -> Result<Option<Receipt>, SessionError> {
         let mut entry = self.entry(Kind::Outcome, &gate.tool, gate.input.clone());
+        entry.client.clone_from(&gate.client);
         entry.refers_to = gate.decision_seq;
         entry.outcome = Some(OutcomeRec {
             ran: o.ran,
@@ -511,16 +534,25 @@ impl Session {
         (under(&cache) || real.is_some_and(|p| under(&p))).then_some("warden's own cache (passed examples, compiled WASI modules)")
     }
 
-    fn begin(&mut self, explanation: Explanation, tool: &str, subject: String, path: Option<String>, input: Input) -> Result<Gate, SessionError> {
+    fn begin(
+        &mut self,
+        explanation: Explanation,
+        tool: &str,
+        subject: String,
+        path: Option<String>,
+        input: Input,
+        client: Option<ClientRec>,
+    ) -> Result<Gate, SessionError> {
         let d = &explanation.decision;
-        let entry = self.decision_entry(&explanation, tool, input.clone());
+        let mut entry = self.decision_entry(&explanation, tool, input.clone());
+        entry.client.clone_from(&client);
         let seq = self.record(&entry)?.map(|r| r.seq);
         let (refused, pending) = match d.verdict {
             Verdict::Allow => (None, false),
             Verdict::Deny => (Some(format!("denied: {}", d.reason())), false),
             Verdict::Ask => (None, true),
         };
-        let mut gate = Gate { explanation, refused, decision_seq: seq, pending, tool: tool.to_string(), subject, path, input };
+        let mut gate = Gate { explanation, refused, decision_seq: seq, pending, tool: tool.to_string(), subject, path, input, client };
         if gate.pending && self.granted.covers(&asking(&gate.explanation.decision, tool, gate.path.as_deref())) {
             self.answer(&mut gate, Answer::Once { by: "session-approval".into() })?;
         }
@@ -553,6 +585,7 @@ impl Session {
             session: self.config.id.clone(),
             agent: self.config.agent.clone(),
             parents: self.config.parents.clone(),
+            client: None,
             tool: tool.to_string(),
             input,
             decision: None,
@@ -574,24 +607,28 @@ impl Session {
     /// matches), why a run was refused, the denials' targets and the note. An argv's words are
     /// also redacted two and three at a time, so that `--password VALUE` and
     /// `Authorization: Bearer VALUE`, split over words, are seen whole.
-    fn scrub(&self, mut entry: Entry) -> Entry {
-        let r = &*self.redactor;
-        let input = &mut entry.input;
-        input.command = input.command.as_deref().map(|c| r.redact(c));
-        input.argv = input.argv.as_deref().map(|a| redact_words(r, a));
-        input.path = input.path.as_deref().map(|p| r.redact(p));
-        if let Some(d) = &mut entry.decision {
-            d.reason = r.redact(&d.reason);
-        }
-        if let Some(o) = &mut entry.outcome {
-            o.refused = o.refused.as_deref().map(|t| r.redact(t));
-            for d in &mut o.denials {
-                d.target = r.redact(&d.target);
-            }
-        }
-        entry.note = entry.note.as_deref().map(|n| r.redact(n));
-        entry
+    fn scrub(&self, entry: Entry) -> Entry {
+        scrub(&self.redactor, entry)
     }
+}
+
+/// [`Session::scrub`] with the redactor `r`.
+pub(crate) fn scrub(r: &Redactor, mut entry: Entry) -> Entry {
+    let input = &mut entry.input;
+    input.command = input.command.as_deref().map(|c| r.redact(c));
+    input.argv = input.argv.as_deref().map(|a| redact_words(r, a));
+    input.path = input.path.as_deref().map(|p| r.redact(p));
+    if let Some(d) = &mut entry.decision {
+        d.reason = r.redact(&d.reason);
+    }
+    if let Some(o) = &mut entry.outcome {
+        o.refused = o.refused.as_deref().map(|t| r.redact(t));
+        for d in &mut o.denials {
+            d.target = r.redact(&d.target);
+        }
+    }
+    entry.note = entry.note.as_deref().map(|n| r.redact(n));
+    entry
 }
 
 /// `words` redacted one by one, and each word redacted whole when it is a secret only joined
@@ -620,7 +657,7 @@ fn held(shared: &std::sync::Mutex<Option<Log>>) -> std::sync::MutexGuard<'_, Opt
     shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn append(log: &mut Option<Log>, entry: &Entry) -> Result<Option<Receipt>, SessionError> {
+pub(crate) fn append(log: &mut Option<Log>, entry: &Entry) -> Result<Option<Receipt>, SessionError> {
     match log {
         None => Ok(None),
         Some(log) => log.append(entry).map(Some).map_err(|e| SessionError::Audit(e.to_string())),

@@ -122,3 +122,71 @@ fn file_tools_are_refused_the_audit_log_and_the_record_of_passed_examples() {
     assert_eq!(s.explain(Query::Command("echo x >> notes.txt")).decision.verdict.as_str(), "allow");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Regression: the records of a request that came over HTTP did not say which client sent it.
+#[test]
+fn a_network_client_is_named_on_every_record_of_its_request_and_only_there() {
+    let (mut s, t) = session("client");
+    let client = warden_engine::ClientRec { transport: "http".into(), addr: "127.0.0.1:50312".into(), uid: Some(1000), bearer: false };
+    let argv = vec!["touch".to_string(), t.ws.join("c").display().to_string()];
+    let gate = s.begin_exec_from(Some(client.clone()), Query::Command("touch c"), Job::Argv(&argv)).unwrap();
+    let cleared = s.clear(gate, &RunOptions::default()).unwrap().unwrap();
+    let engine = s.engine().clone();
+    let result = cleared.run(&engine, &Environment::from_process().unwrap(), Job::Argv(&argv));
+    assert!(s.complete(cleared, result).unwrap().ran);
+    let path = t.ws.join("secret.txt").display().to_string();
+    let mut gate = s.begin_tool_from(Some(client.clone()), "write_file", Some(&path)).unwrap();
+    s.answer(&mut gate, warden_engine::Answer::Refused { by: "mcp-client".into(), why: "no".into() }).unwrap();
+    s.finish(&gate, &warden_engine::Outcome::refused(&gate.explanation, "no")).unwrap();
+    assert!(touch(&mut s, &t.ws, "local").unwrap().ran);
+    let records = warden_audit::read(&t.log).unwrap();
+    let kinds: Vec<(&str, bool)> = records.iter().map(|r| (r.entry.kind.as_str(), r.entry.client.as_ref() == Some(&client))).collect();
+    assert_eq!(
+        kinds,
+        [("decision", true), ("outcome", true), ("decision", true), ("approval", true), ("outcome", true), ("decision", false), ("outcome", false)],
+        "{records:?}"
+    );
+    assert!(records.iter().skip(5).all(|r| r.entry.client.is_none()));
+    assert!(warden_audit::verify(&t.log).unwrap().ok());
+}
+
+/// Regression: a request refused because the policy did not load left no record.
+#[test]
+fn a_request_refused_because_the_policy_does_not_load_is_recorded_redacted() {
+    let root = warden_testdir::make("engine", "unloaded");
+    let log = root.join("audit.jsonl");
+    let broken = vec![LayerSource { kind: LayerKind::Cli, files: vec![SourceFile { name: "b.policy".into(), text: "version 1\ntier {\n".into() }] }];
+    let config = SessionConfig { agent: Some("builder".into()), audit: Some(log.clone()), ..SessionConfig::default() };
+    let w = root.display().to_string();
+    let context = Context { workspace: w.clone(), home: w.clone(), cwd: w.clone() };
+    let argv: Vec<String> = ["mycli", "--token", "ABCSECRET123", "deploy"].iter().map(|s| (*s).to_string()).collect();
+    let quoted = warden_engine::quote_argv(&argv);
+    let why = "the policy does not load (1 error): b.policy:2:6: expected a tier name";
+    let requests = [
+        warden_engine::Unloaded { query: Query::Command(&quoted), job: Some(Job::Argv(&argv)), via: None },
+        warden_engine::Unloaded { query: Query::Tool { name: "Read", path: Some("/w/.env") }, job: None, via: Some("claude-code") },
+    ];
+    let opened = warden_engine::AuditLog::open(Some(&log)).unwrap();
+    let receipts = warden_engine::record_unloaded(opened, &config, &broken, &context, &requests, why).unwrap();
+    assert_eq!(receipts.len(), 3);
+    let records = warden_audit::read(&log).unwrap();
+    let [decision, outcome, hook] = records.as_slice() else { panic!("{records:?}") };
+    let d = decision.entry.decision.as_ref().unwrap();
+    assert_eq!((d.verdict.as_str(), d.reason.as_str(), d.rules.len()), ("deny", why, 0));
+    assert_eq!(decision.entry.tool, "exec");
+    assert_eq!(decision.entry.agent.as_deref(), Some("builder"));
+    assert_eq!(decision.entry.policy_hash, warden_engine::policy_hash(&broken));
+    assert_eq!(decision.entry.input.argv.as_deref().unwrap(), ["mycli", "--token", "[REDACTED]", "deploy"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("ABCSECRET123"), "the secret reached the log: {text}");
+    let o = outcome.entry.outcome.as_ref().unwrap();
+    assert_eq!((o.ran, o.refused.as_deref(), outcome.entry.refers_to), (false, Some(why), Some(decision.seq)));
+    assert_eq!(outcome.entry.session, decision.entry.session);
+    assert_eq!((hook.entry.tool.as_str(), hook.entry.input.path.as_deref()), ("Read", Some("/w/.env")));
+    assert_eq!(hook.entry.decided_by.as_ref().and_then(|b| b.name.as_deref()), Some("claude-code"));
+    assert!(hook.entry.outcome.is_none(), "a hook runs nothing: only its decision is recorded");
+    assert!(warden_audit::verify(&log).unwrap().ok());
+    // Without a log configured, nothing is written and nothing fails.
+    let none = warden_engine::AuditLog::open(None).unwrap();
+    assert!(warden_engine::record_unloaded(none, &config, &broken, &context, &requests, why).unwrap().is_empty());
+}

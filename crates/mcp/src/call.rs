@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmcp::model::CallToolResult;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde::de::DeserializeOwned;
-use warden_engine::{Outcome, Query};
+use warden_engine::{ClientRec, Outcome, Query};
 use warden_policy::ast::Verdict;
 
 use crate::gate::{self, OwnedJob, Shared};
@@ -18,12 +18,21 @@ use crate::{files, search};
 /// The longest command string `exec` takes.
 const COMMAND_CAP: usize = 64 * 1024;
 
-/// Runs tool `name` (known and visible) with `args`.
-pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Peer<RoleServer>, stop: Stop) -> Result<CallToolResult, McpError> {
+/// Runs tool `name` (known and visible) with `args`; `from` is the network client that sent
+/// it (HTTP), named on its audit records.
+pub async fn dispatch(
+    w: &Warden,
+    name: &str,
+    args: serde_json::Value,
+    peer: &Peer<RoleServer>,
+    stop: Stop,
+    from: Option<ClientRec>,
+) -> Result<CallToolResult, McpError> {
+    let caller = Caller { peer, from };
     Ok(match name {
         "read_file" => {
             let a: ReadFileArgs = parse(name, args)?;
-            file_tool(w, peer, name, &a.path, move |s, p| files::read_file(&s.root, p, a.start_line, a.end_line), |r| {
+            file_tool(w, &caller, name, &a.path, move |s, p| files::read_file(&s.root, p, a.start_line, a.end_line), |r| {
                 let cut = if r.truncated { " (cut at the size cap: read on with start_line)" } else { "" };
                 format!("{}: lines {}-{} of {}{cut}\n{}", r.path, r.start_line, r.end_line, r.total_lines, r.content)
             })
@@ -32,7 +41,7 @@ pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Pe
         "list_dir" => {
             let a: ListDirArgs = parse(name, args)?;
             let path = a.path.unwrap_or_else(|| ".".to_string());
-            file_tool(w, peer, name, &path, |s, p| files::list_dir(&s.root, p), |r| {
+            file_tool(w, &caller, name, &path, |s, p| files::list_dir(&s.root, p), |r| {
                 let mut text = format!("{}: {} entries{}\n", r.path, r.entries.len(), if r.truncated { " (cut at the cap)" } else { "" });
                 for e in &r.entries {
                     match e.kind.as_str() {
@@ -48,7 +57,7 @@ pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Pe
         "search" => {
             let a: SearchArgs = parse(name, args)?;
             let path = a.path.clone().unwrap_or_else(|| ".".to_string());
-            file_tool(w, peer, name, &path, move |s, p| {
+            file_tool(w, &caller, name, &path, move |s, p| {
                 let engine = s.engine();
                 let (agent, parents) = (s.agent.as_deref(), &s.parents);
                 let readable = |abs: &str| {
@@ -74,7 +83,7 @@ pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Pe
         "write_file" => {
             let a: WriteFileArgs = parse(name, args)?;
             let path = a.path.clone();
-            file_tool(w, peer, name, &path, move |s, p| files::write_file(&s.root, p, &a.content), |r| {
+            file_tool(w, &caller, name, &path, move |s, p| files::write_file(&s.root, p, &a.content), |r| {
                 format!("wrote {} bytes to {} ({})", r.bytes, r.path, if r.created { "created" } else { "replaced" })
             })
             .await
@@ -82,15 +91,21 @@ pub async fn dispatch(w: &Warden, name: &str, args: serde_json::Value, peer: &Pe
         "edit_file" => {
             let a: EditFileArgs = parse(name, args)?;
             let path = a.path.clone();
-            file_tool(w, peer, name, &path, move |s, p| files::edit_file(&s.root, p, &a.old, &a.new), |r| {
+            file_tool(w, &caller, name, &path, move |s, p| files::edit_file(&s.root, p, &a.old, &a.new), |r| {
                 format!("edited {}: replaced the snippet once; the file is now {} bytes", r.path, r.bytes)
             })
             .await
         }
-        "exec" => exec(w, peer, parse(name, args)?, stop).await?,
+        "exec" => exec(w, &caller, parse(name, args)?, stop).await?,
         "explain" => explain(&w.shared, parse(name, args)?)?,
         _ => return Err(McpError::invalid_params(format!("unknown tool `{name}`"), None)),
     })
+}
+
+/// Who made a call: the MCP peer (asked on `ask`), and the network client it came from.
+struct Caller<'a> {
+    peer: &'a Peer<RoleServer>,
+    from: Option<ClientRec>,
 }
 
 fn parse<T: DeserializeOwned>(tool: &str, args: serde_json::Value) -> Result<T, McpError> {
@@ -99,7 +114,7 @@ fn parse<T: DeserializeOwned>(tool: &str, args: serde_json::Value) -> Result<T, 
 
 /// Resolves the path, decides (and records), runs `work` on the blocking pool when it may
 /// proceed, and records what it did.
-async fn file_tool<T, W, S>(w: &Warden, peer: &Peer<RoleServer>, tool: &str, path: &str, work: W, summary: S) -> CallToolResult
+async fn file_tool<T, W, S>(w: &Warden, caller: &Caller<'_>, tool: &str, path: &str, work: W, summary: S) -> CallToolResult
 where
     T: serde::Serialize + Send + 'static,
     W: FnOnce(&Shared, &ToolPath) -> Result<T, String> + Send + 'static,
@@ -112,8 +127,8 @@ where
         Ok(p) => p,
         Err(why) => return file_result::<T>(tool, &shared.explain(Query::Tool { name: tool, path: Some(path) }), Some(why), None, summary),
     };
-    let (name, abs) = (tool.to_string(), p.abs.clone());
-    let decided = match gate::decide(shared, peer, move |s| s.begin_tool(&name, Some(&abs)), tool, &p.abs).await {
+    let (name, abs, from) = (tool.to_string(), p.abs.clone(), caller.from.clone());
+    let decided = match gate::decide(shared, caller.peer, move |s| s.begin_tool_from(from, &name, Some(&abs)), tool, &p.abs).await {
         Ok(d) => d,
         Err(why) => return file_result::<T>(tool, &shared.explain(Query::Tool { name: tool, path: Some(&p.abs) }), Some(why), None, summary),
     };
@@ -134,7 +149,7 @@ where
     file_result(tool, &x, None, Some(outcome), summary)
 }
 
-async fn exec(w: &Warden, peer: &Peer<RoleServer>, a: ExecArgs, stop: Stop) -> Result<CallToolResult, McpError> {
+async fn exec(w: &Warden, caller: &Caller<'_>, a: ExecArgs, stop: Stop) -> Result<CallToolResult, McpError> {
     let (mut subject, job) = match (a.command, a.argv) {
         (Some(c), None) => (c.clone(), OwnedJob::Shell(c)),
         (None, Some(v)) if !v.is_empty() => (warden_engine::quote_argv(&v), OwnedJob::Argv(v)),
@@ -158,7 +173,7 @@ async fn exec(w: &Warden, peer: &Peer<RoleServer>, a: ExecArgs, stop: Stop) -> R
             OwnedJob::Shell(subject.clone())
         }
     };
-    let outcome = gate::exec(shared, peer, subject, job, timeout, stop).await;
+    let outcome = gate::exec(shared, caller.peer, caller.from.clone(), subject, job, timeout, stop).await;
     Ok(result(exec_summary(&outcome), &outcome, !outcome.ran || outcome.run.timed_out))
 }
 

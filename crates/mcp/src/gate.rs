@@ -2,7 +2,6 @@
 //! [`Session`] (the decision record is on disk before anything runs; the approval and the
 //! outcome follow). `ask` is settled here by elicitation when the client can be asked.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -11,8 +10,7 @@ use cap_std::fs::Dir;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
-use tokio_util::sync::CancellationToken;
-use warden_engine::{Answer, Cancel, Engine, Environment, Explanation, Gate, Job, Outcome, Query, RunOptions, Session, SessionError};
+use warden_engine::{Answer, Cancel, ClientRec, Engine, Environment, Explanation, Gate, Job, Outcome, Query, RunOptions, Session, SessionError};
 
 use crate::server::Stop;
 use crate::tools::DecisionView;
@@ -40,9 +38,9 @@ pub struct Shared {
     pub policies: Vec<PathBuf>,
     /// The connected clients, told about reloads.
     pub peers: Mutex<Vec<Peer<RoleServer>>>,
-    /// Per HTTP session (by `Mcp-Session-Id`) that made a call: fired when the client ends
-    /// the session (DELETE), cancelling its calls.
-    pub sessions: Mutex<HashMap<String, CancellationToken>>,
+    /// The live HTTP sessions: their running calls, when each was last used, what ends
+    /// their calls.
+    pub sessions: Arc<crate::sessions::Sessions>,
     /// Set when served over HTTP without a token: any process of this user can connect then
     /// (a confined command with a network grant too), so no client's answer settles `ask`.
     pub anyone_can_answer: std::sync::atomic::AtomicBool,
@@ -56,26 +54,6 @@ impl Shared {
         match self.engine.read() {
             Ok(e) => Arc::clone(&e),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
-    }
-
-    /// The token that ends HTTP session `id`'s calls.
-    pub fn session_hangup(&self, id: &str) -> CancellationToken {
-        let mut sessions = match self.sessions.lock() {
-            Ok(s) => s,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        sessions.entry(id.to_string()).or_default().clone()
-    }
-
-    /// HTTP session `id` was ended: its calls stop.
-    pub fn end_session(&self, id: &str) {
-        let mut sessions = match self.sessions.lock() {
-            Ok(s) => s,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some(t) = sessions.remove(id) {
-            t.cancel();
         }
     }
 
@@ -183,7 +161,16 @@ pub enum OwnedJob {
 
 /// Decides, settles, records and runs a command; every failure is an outcome that did not run.
 /// When `stop` resolves, the command is killed (or never starts) and recorded as cancelled.
-pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String, job: OwnedJob, timeout: Option<Duration>, stop: Stop) -> Outcome {
+/// `from` is the network client that sent it, named on its records.
+pub async fn exec(
+    shared: &Arc<Shared>,
+    peer: &Peer<RoleServer>,
+    from: Option<ClientRec>,
+    subject: String,
+    job: OwnedJob,
+    timeout: Option<Duration>,
+    stop: Stop,
+) -> Outcome {
     let cancel = match Cancel::new() {
         Ok(c) => c,
         Err(e) => return Outcome::refused(&shared.explain(Query::Command(&subject)), format!("nothing ran: {e}")),
@@ -195,7 +182,7 @@ pub async fn exec(shared: &Arc<Shared>, peer: &Peer<RoleServer>, subject: String
         fire.cancel();
     }));
     let (query_text, job2) = (subject.clone(), clone_job(&job));
-    let begin = move |s: &mut Session| s.begin_exec(Query::Command(&query_text), borrow(&job2));
+    let begin = move |s: &mut Session| s.begin_exec_from(from, Query::Command(&query_text), borrow(&job2));
     let decided = match decide(shared, peer, begin, "exec", &subject).await {
         Ok(d) => d,
         Err(why) => return Outcome::refused(&shared.explain(Query::Command(&subject)), why),

@@ -7,6 +7,11 @@
 //! it is the server's own origin ([`origin_allowed`]); otherwise it gets 403, as the streamable
 //! HTTP transport says a server MUST. Requests without one (clients that are not browsers)
 //! are served.
+//!
+//! Each request reaching MCP carries the client it came from ([`ClientRec`]: the peer address,
+//! on loopback the uid owning the client's socket, whether a token authenticated it), which
+//! the audit records of its calls name. At most [`MAX_SESSIONS`] sessions live at once; an idle
+//! one ends ([`crate::sessions`]).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -18,13 +23,16 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
+use warden_engine::ClientRec;
 
 use crate::Error;
 use crate::gate::Shared;
 use crate::server::Warden;
+use crate::sessions::{MAX_SESSIONS, REAP_EVERY, Sessions};
 
 /// The bearer token clients must present, and the file it was read from. Its `Debug` never
 /// shows it.
@@ -106,7 +114,13 @@ pub async fn serve_http(server: Warden, opts: HttpOptions) -> Result<(), Error> 
         Some(token) => shared.hidden.lock().map(|mut h| h.push(token.1.clone())).unwrap_or_default(),
         None => shared.anyone_can_answer.store(true, std::sync::atomic::Ordering::Relaxed),
     }
-    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    // warden ends idle sessions itself (`sessions.rs`): rmcp's idle clock does not see a call
+    // in flight, and would end the session of a command that runs longer.
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = None;
+    let manager = Arc::new(manager);
+    tokio::spawn(reap_every(Arc::clone(&manager), Arc::clone(&shared)));
+    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&manager), config);
     let listener = TcpListener::bind(opts.addr).await.map_err(|source| Error::Bind { addr: opts.addr.to_string(), source })?;
     let local = listener.local_addr().map_err(|source| Error::Bind { addr: opts.addr.to_string(), source })?;
     eprintln!("warden: serving MCP at http://{local}/mcp");
@@ -124,23 +138,29 @@ pub async fn serve_http(server: Warden, opts: HttpOptions) -> Result<(), Error> 
         };
         // A client past the cap is dropped: the connections held open are bounded.
         let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else { continue };
-        // Without a token only this user's processes are served (the socket's owner, as the
-        // kernel lists it); with one, the token decides.
-        let admitted = token.is_some() || (me.is_some() && socket_owner(peer, local) == me);
+        // The uid owning a client's socket on this machine, as the kernel lists it.
+        let owner = if peer.ip().to_canonical().is_loopback() { stream.local_addr().ok().and_then(|l| socket_owner(peer, l)) } else { None };
+        // Without a token only this user's processes are served; with one, the token decides.
+        let admitted = token.is_some() || (me.is_some() && owner == me);
+        let client = ClientRec { transport: "http".into(), addr: peer.to_string(), uid: owner, bearer: token.is_some() };
         let service = service.clone();
         let token = token.clone();
         let shared = Arc::clone(&shared);
+        let manager = Arc::clone(&manager);
         tokio::spawn(async move {
             let _permit = permit;
             let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let service = service.clone();
                 let token = token.clone();
                 let shared = Arc::clone(&shared);
+                let manager = Arc::clone(&manager);
+                let client = client.clone();
                 async move {
                     if !admitted {
                         return Ok::<_, Infallible>(plain(StatusCode::FORBIDDEN, "without a token, only the user running warden is served"));
                     }
-                    Ok::<_, Infallible>(route(&service, &shared, token.as_deref(), local, req).await)
+                    let server = Server { service: &service, manager: &manager, shared: &shared, token: token.as_deref(), local };
+                    Ok::<_, Infallible>(route(&server, client, req).await)
                 }
             });
             let _ = hyper::server::conn::http1::Builder::new()
@@ -186,13 +206,37 @@ fn hex_v6(ip: &std::net::Ipv6Addr, port: u16) -> String {
     format!("{words}:{port:04X}")
 }
 
-async fn route(
-    service: &StreamableHttpService<Warden, LocalSessionManager>,
-    shared: &Shared,
-    token: Option<&Token>,
+/// Ends idle sessions, every [`REAP_EVERY`], and forgets the clients of ended ones, until the
+/// process ends.
+async fn reap_every(manager: Arc<LocalSessionManager>, shared: Arc<Shared>) {
+    loop {
+        tokio::time::sleep(REAP_EVERY).await;
+        reap(&manager, &shared.sessions).await;
+        let mut peers = shared.peers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        peers.retain(|p| !p.is_transport_closed());
+    }
+}
+
+/// Follows rmcp's sessions and closes the idle ones.
+async fn reap(manager: &LocalSessionManager, sessions: &Sessions) {
+    let held: Vec<String> = manager.sessions.read().await.keys().map(|id| id.to_string()).collect();
+    sessions.sync(held.iter().map(String::as_str));
+    for id in sessions.reap(std::time::Instant::now()) {
+        let _ = manager.close_session(&id.into()).await;
+    }
+}
+
+/// What serves a request.
+struct Server<'a> {
+    service: &'a StreamableHttpService<Warden, LocalSessionManager>,
+    manager: &'a LocalSessionManager,
+    shared: &'a Shared,
+    token: Option<&'a Token>,
     local: SocketAddr,
-    req: Request<Incoming>,
-) -> Response<Body> {
+}
+
+async fn route(server: &Server<'_>, client: ClientRec, mut req: Request<Incoming>) -> Response<Body> {
+    let Server { service, manager, shared, token, local } = *server;
     if let Some(origin) = req.headers().get(hyper::header::ORIGIN) {
         let host = req.headers().get(hyper::header::HOST).and_then(|h| h.to_str().ok());
         if !origin_allowed(origin.as_bytes(), local, host) {
@@ -207,19 +251,62 @@ async fn route(
     if req.uri().path() != "/mcp" {
         return plain(StatusCode::NOT_FOUND, "the MCP endpoint is /mcp");
     }
-    let ended = (req.method() == hyper::Method::DELETE)
-        .then(|| req.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_string))
-        .flatten();
+    let session = req.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_string);
+    match &session {
+        Some(id) => shared.sessions.touch(id),
+        // A POST without a session may open one (an `initialize`): not past the cap.
+        None if req.method() == hyper::Method::POST && !room_for_a_session(manager, shared).await => return too_many_sessions(),
+        None => {}
+    }
+    // The audit records of this request's calls name its client (`server::call_tool`).
+    req.extensions_mut().insert(client);
+    let ended = (req.method() == hyper::Method::DELETE).then(|| session.clone()).flatten();
     let mut response = service.handle(req).await;
+    if session.is_none()
+        && let Some(opened) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok())
+    {
+        shared.sessions.opened(opened);
+    }
     if let Some(id) = ended
         && response.status().is_success()
     {
         // rmcp stops the session's handlers only after draining their responses (5 s):
         // the calls of a session the client ended stop now.
-        shared.end_session(&id);
+        shared.sessions.end(&id);
         // The spec names no success status; rmcp answers 202, the SDKs expect 200 (or 204).
         *response.status_mut() = StatusCode::OK;
     }
+    response
+}
+
+/// Whether another session may open: fewer than [`MAX_SESSIONS`] live, after ending the idle
+/// ones when there are not.
+async fn room_for_a_session(manager: &LocalSessionManager, shared: &Shared) -> bool {
+    if manager.sessions.read().await.len() < MAX_SESSIONS {
+        return true;
+    }
+    reap(manager, &shared.sessions).await;
+    manager.sessions.read().await.len() < MAX_SESSIONS
+}
+
+/// The answer past the session cap: HTTP 503 with a JSON-RPC error (id `null`: the request
+/// was not read), and when to try again.
+fn too_many_sessions() -> Response<Body> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": format!(
+                "too many MCP sessions: {MAX_SESSIONS} are live, the most this server keeps; end one (DELETE) or retry once an idle one has ended"
+            ),
+        },
+    });
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    headers.insert(hyper::header::RETRY_AFTER, hyper::header::HeaderValue::from(REAP_EVERY.as_secs()));
     response
 }
 
@@ -280,6 +367,22 @@ mod tests {
             let elsewhere: SocketAddr = if local.is_ipv4() { "127.0.0.1:1".parse().unwrap() } else { "[::1]:1".parse().unwrap() };
             assert_eq!(socket_owner(elsewhere, local), None);
         }
+    }
+
+    /// Regression: rmcp kept every session a client opened until it had been idle 5 minutes
+    /// (and its idle clock ignored a running call); warden's reaper closes idle ones in rmcp.
+    #[tokio::test]
+    async fn the_reaper_closes_idle_sessions_in_rmcp() {
+        use rmcp::transport::streamable_http_server::SessionManager;
+        let manager = LocalSessionManager::default();
+        let (kept, _t1) = manager.create_session().await.unwrap();
+        let (idle, _t2) = manager.create_session().await.unwrap();
+        let sessions = Arc::new(Sessions::new(std::time::Duration::ZERO));
+        let (hangup, _calling) = sessions.call(&kept);
+        reap(&manager, &sessions).await;
+        let left: Vec<String> = manager.sessions.read().await.keys().map(|k| k.to_string()).collect();
+        assert_eq!(left, [kept.to_string()], "the idle session {idle} was not closed");
+        assert!(!hangup.is_cancelled(), "a session with a running call is not idle");
     }
 
     #[test]

@@ -16,7 +16,9 @@
 //! - A tool the policy denies outright is not listed, and calling it anyway is refused.
 //! - Every malformed message gets a JSON-RPC error and the server goes on serving; request
 //!   lines, bodies and arguments are capped.
-//! - HTTP binds loopback unless a bearer token is configured.
+//! - HTTP binds loopback unless a bearer token is configured; at most [`MAX_SESSIONS`] HTTP
+//!   sessions live at once, and an idle one (no request for [`SESSION_IDLE`], no call
+//!   running) ends. The audit records of an HTTP call name its client.
 //! - A changed policy replaces the old one only when it compiles (live reload, see `reload`).
 #![forbid(unsafe_code)]
 
@@ -30,6 +32,7 @@ mod prompt;
 mod reload;
 mod search;
 mod server;
+mod sessions;
 mod stdio;
 mod tools;
 
@@ -41,6 +44,7 @@ use warden_policy::LayerSource;
 
 pub use http::{HttpOptions, Token, serve_http};
 pub use server::Warden;
+pub use sessions::{IDLE as SESSION_IDLE, MAX_SESSIONS};
 pub use stdio::{LINE_CAP, LineTransport};
 
 /// What the server is built from.
@@ -150,7 +154,7 @@ impl Warden {
             audit_log: opts.audit_log,
             policies: opts.policies,
             peers: std::sync::Mutex::new(Vec::new()),
-            sessions: std::sync::Mutex::new(std::collections::HashMap::new()),
+            sessions: Arc::new(sessions::Sessions::default()),
             anyone_can_answer: std::sync::atomic::AtomicBool::new(false),
             hidden: std::sync::Mutex::new(Vec::new()),
         };

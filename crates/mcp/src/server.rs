@@ -11,7 +11,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
-use warden_engine::Query;
+use warden_engine::{ClientRec, Query};
 use warden_policy::ast::Verdict;
 
 use crate::gate::Shared;
@@ -110,14 +110,21 @@ impl ServerHandler for Warden {
         }
         // The client cancels a call with `notifications/cancelled` (rmcp then fires `ct` and
         // drops the call's response), or by hanging up.
-        // Over HTTP the connection is the session (`Mcp-Session-Id`), ended by a DELETE.
-        let session = context.extensions.get::<hyper::http::request::Parts>().and_then(|p| p.headers.get(crate::http::SESSION_ID));
-        let hangup = match session.and_then(|id| id.to_str().ok()) {
-            Some(id) => self.shared.session_hangup(id),
-            None => self.hangup.clone(),
+        // Over HTTP the connection is the session (`Mcp-Session-Id`), ended by a DELETE or
+        // when idle; it is not idle while this call runs (`_calling`).
+        let parts = context.extensions.get::<hyper::http::request::Parts>();
+        let session = parts.and_then(|p| p.headers.get(crate::http::SESSION_ID)).and_then(|id| id.to_str().ok());
+        let (hangup, _calling) = match session {
+            Some(id) => {
+                let (hangup, calling) = self.shared.sessions.call(id);
+                (hangup, Some(calling))
+            }
+            None => (self.hangup.clone(), None),
         };
+        // Who sent it over HTTP (set by `http::route`), named on each of its audit records.
+        let from = parts.and_then(|p| p.extensions.get::<ClientRec>()).cloned();
         let stop = Stop { call: context.ct.clone(), hangup };
-        let result = crate::call::dispatch(self, &name, args, &context.peer, stop).await?;
+        let result = crate::call::dispatch(self, &name, args, &context.peer, stop, from).await?;
         Ok(result.into())
     }
 }

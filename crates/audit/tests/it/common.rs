@@ -34,6 +34,7 @@ pub fn decision(session: &str, agent: Option<&str>, command: &str, verdict: &str
         session: session.to_owned(),
         agent: agent.map(str::to_owned),
         parents: agent.map(|_| vec![String::from("lead")]).unwrap_or_default(),
+        client: None,
         tool: String::from("exec"),
         input: Input {
             command: Some(command.to_owned()),

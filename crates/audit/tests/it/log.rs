@@ -34,6 +34,29 @@ fn records_chain_and_read_back_strictly() {
 }
 
 #[test]
+fn a_network_client_is_recorded_and_a_record_without_one_is_written_as_before() {
+    let dir = tempdir("client");
+    let path = dir.join("audit.jsonl");
+    let mut log = Log::open(&path).unwrap();
+    let plain = decision("s", None, "ls", "allow", None);
+    let mut remote = plain.clone();
+    remote.client = Some(warden_audit::ClientRec { transport: "http".into(), addr: "127.0.0.1:50312".into(), uid: Some(1000), bearer: true });
+    log.append(&plain).unwrap();
+    log.append(&remote).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines[0].contains("client"), "no client field when there is none: {}", lines[0]);
+    assert!(
+        lines[1].contains(r#""client":{"transport":"http","addr":"127.0.0.1:50312","uid":1000,"bearer":true}"#),
+        "{}",
+        lines[1]
+    );
+    let records = read(&path).unwrap();
+    assert_eq!((&records[0].entry, &records[1].entry), (&plain, &remote));
+    assert!(verify(&path).unwrap().ok());
+}
+
+#[test]
 fn a_reopened_log_continues_the_chain() {
     let dir = tempdir("reopen");
     let path = dir.join("audit.jsonl");

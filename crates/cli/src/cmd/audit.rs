@@ -9,7 +9,7 @@ use warden_feedback::shown::escaped;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use warden_audit::{Counts, Filter, Kind, Record, RuleFilter, VerifyReport};
+use warden_audit::{ClientFilter, ClientRec, Counts, Filter, Kind, Record, RuleFilter, VerifyReport};
 
 /// Arguments of `warden audit`.
 #[derive(Debug, clap::Args)]
@@ -71,6 +71,11 @@ struct QueryArgs {
     /// Only this session's records.
     #[arg(long)]
     session: Option<String>,
+    /// Only requests from this network client (`warden serve --mcp --http`): its address
+    /// (IP, any port), one connection (IP:PORT, [IPv6]:PORT), or the uid owning a loopback
+    /// client's socket (uid=N).
+    #[arg(long, value_name = "IP|IP:PORT|uid=N")]
+    client: Option<String>,
     /// Only records at or after this RFC 3339 time.
     #[arg(long, value_name = "TIME")]
     since: Option<String>,
@@ -189,6 +194,7 @@ fn filter(args: &QueryArgs) -> Result<Filter, CliError> {
         rule: args.rule.as_deref().map(RuleFilter::parse).transpose().map_err(|e| usage(format!("--rule: {e}")))?,
         kind,
         session: args.session.clone(),
+        client: args.client.as_deref().map(ClientFilter::parse).transpose().map_err(|e| usage(format!("--client: {e}")))?,
         since: time(&args.since, "--since")?,
         until: time(&args.until, "--until")?,
         text: args.text.clone(),
@@ -205,7 +211,10 @@ fn query(args: &QueryArgs) -> Result<ExitCode, CliError> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:>6}  {:<27}  {:<10}  {:<10}  {:<7}  {:<10}  {:<28}  COMMAND", "SEQ", "TIME", "AGENT", "TOOL", "VERDICT", "TIER", "RULE");
+    println!(
+        "{:>6}  {:<27}  {:<10}  {:<22}  {:<10}  {:<7}  {:<10}  {:<28}  COMMAND",
+        "SEQ", "TIME", "AGENT", "CLIENT", "TOOL", "VERDICT", "TIER", "RULE"
+    );
     for r in found {
         let e = &r.entry;
         let d = e.decision.as_ref();
@@ -222,10 +231,11 @@ fn query(args: &QueryArgs) -> Result<ExitCode, CliError> {
         let what = e.input.command.as_deref().or(argv.as_deref()).or(e.input.path.as_deref()).unwrap_or("-");
         // The command is the model's text: escaped, it cannot redraw the rows around it.
         println!(
-            "{:>6}  {:<27}  {:<10}  {:<10}  {:<7}  {:<10}  {:<28}  {}",
+            "{:>6}  {:<27}  {:<10}  {:<22}  {:<10}  {:<7}  {:<10}  {:<28}  {}",
             r.seq,
             escaped(&r.time),
             escaped(e.agent.as_deref().unwrap_or("-")),
+            e.client.as_ref().map_or_else(|| String::from("-"), client_cell),
             escaped(&e.tool),
             escaped(&verdict),
             escaped(d.and_then(|d| d.tier.as_deref()).unwrap_or("-")),
@@ -234,6 +244,14 @@ fn query(args: &QueryArgs) -> Result<ExitCode, CliError> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A network client in the table: its address, the uid owning its socket when known, and
+/// `+token` when a bearer token authenticated it.
+fn client_cell(c: &ClientRec) -> String {
+    let uid = c.uid.map(|u| format!(" uid={u}")).unwrap_or_default();
+    let token = if c.bearer { " +token" } else { "" };
+    escaped(&format!("{}{uid}{token}", c.addr)).into_owned()
 }
 
 fn stats(args: &StatsArgs) -> Result<ExitCode, CliError> {

@@ -7,7 +7,9 @@
 //! both protocols) with the reason on stderr and the protocol's JSON deny on stdout.
 //!
 //! Fails closed: input that cannot be read, is larger than [`MAX_INPUT`], is not the
-//! protocol's JSON, or a policy that does not load, is a deny whose reason is the error.
+//! protocol's JSON, or a policy that does not load, is a deny whose reason is the error. A
+//! call denied because the policy does not load is recorded too (when the log opens), as a
+//! deny of each of its requests with that reason.
 //! Nothing is run: the agent runs the tool itself, unconfined, once warden allows it.
 
 mod call;
@@ -22,9 +24,9 @@ use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use warden_engine::{Engine, Explanation, Query, RefuseAll, Session, SessionConfig};
+use warden_engine::{AuditLog, Engine, Explanation, Query, RefuseAll, Session, SessionConfig, Unloaded, record_unloaded};
 use warden_policy::ast::Verdict;
-use warden_policy::{Part, Subject};
+use warden_policy::{Context, LayerSource, Part, Subject};
 
 /// The largest hook input read, in bytes; a larger one is denied.
 pub const MAX_INPUT: u64 = 4 * 1024 * 1024;
@@ -60,6 +62,16 @@ enum Protocol {
     ClaudeCode,
     /// Gemini CLI's `BeforeTool` hook.
     Gemini,
+}
+
+impl Protocol {
+    /// The hook's name in the audit records (`decided_by`).
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::ClaudeCode => "claude-code",
+            Protocol::Gemini => "gemini",
+        }
+    }
 }
 
 /// What warden answers for one hook call.
@@ -184,10 +196,7 @@ fn read_input(input: impl Read) -> Result<Value, HookError> {
 /// would, in the call's working directory; the most severe verdict decides.
 fn decide(args: &Args, call: &Call) -> Result<Outcome, HookError> {
     let mut session = session(args, call)?;
-    let via = match args.protocol {
-        Protocol::ClaudeCode => "claude-code",
-        Protocol::Gemini => "gemini",
-    };
+    let via = args.protocol.name();
     // A file tool's path through a symbolic link (`lk/hooks/pre-commit`, `lk -> .git`) is
     // also decided as where it leads: the agent's tool follows the link.
     let context = session.engine().context();
@@ -239,20 +248,48 @@ fn session(args: &Args, call: &Call) -> Result<Session, HookError> {
         workspace: args.workspace.clone().or_else(|| project_dir(args.protocol)),
         cwd: Some(call.cwd.clone()),
     };
-    let layers = layers(&options, &env).map_err(HookError::Load)?;
     let context = context(&options, &env).map_err(HookError::Load)?;
-    // Nothing confines what a hook allows: a command's files are also judged where they lead.
-    let engine = Engine::load(&layers, context, &env.cache_home)
-        .map_err(|d| HookError::Policy { count: d.0.len(), first: d.0.first().map(|d| d.short()).unwrap_or_default() })?
-        .following_links();
     let config = SessionConfig {
         id: call.session.clone().unwrap_or_default(),
         agent: args.agent.clone(),
         parents: Vec::new(),
         audit: Some(args.audit_log.clone().unwrap_or_else(|| env.default_audit_log())),
     };
+    let layers = match layers(&options, &env) {
+        Ok(layers) => layers,
+        Err(e) => return Err(unloaded(args, call, &config, &[], &context, HookError::Load(e))),
+    };
+    // Nothing confines what a hook allows: a command's files are also judged where they lead.
+    let engine = match Engine::load(&layers, context.clone(), &env.cache_home) {
+        Ok(engine) => engine.following_links(),
+        Err(d) => {
+            let e = HookError::Policy { count: d.0.len(), first: d.0.first().map(|d| d.short()).unwrap_or_default() };
+            return Err(unloaded(args, call, &config, &layers, &context, e));
+        }
+    };
     // A hook never runs anything and never asks: the agent asks its user on `ask`.
     Session::new(engine, &layers, env, config, Box::new(RefuseAll::default())).map_err(|e| HookError::Audit(e.to_string()))
+}
+
+/// `e` (the policy did not load), after recording the call's requests as denied for it, with
+/// the reason the hook answers, when the audit log opens. A log that does not open changes
+/// nothing: the call is denied all the same.
+fn unloaded(args: &Args, call: &Call, config: &SessionConfig, layers: &[LayerSource], context: &Context, e: HookError) -> HookError {
+    let via = args.protocol.name();
+    let requests: Vec<Unloaded<'_>> = call
+        .requests
+        .iter()
+        .map(|r| {
+            let query = match r {
+                Request::Command(text) => Query::Command(text),
+                Request::Tool { name, path } => Query::Tool { name, path: path.as_deref() },
+            };
+            Unloaded { query, job: None, via: Some(via) }
+        })
+        .collect();
+    let why = failed(&e).reason;
+    let _ = AuditLog::open(config.audit.as_deref()).and_then(|log| record_unloaded(log, config, layers, context, &requests, &why));
+    e
 }
 
 /// The repository root (else the folder itself) of the project the agent was started in, as

@@ -80,8 +80,15 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     if !matches!(args.backend, Some(BackendArg::Wasi)) {
         warden_engine::prestart_sandbox(std::path::Path::new(&context.workspace));
     }
-    let layers = layers(&args.policy, &env)?;
     let config = args.session.config(&env);
+    let layers = match layers(&args.policy, &env) {
+        Ok(layers) => layers,
+        Err(e) => {
+            let log = AuditLog::open(config.audit.as_deref());
+            record_unloaded(log, &config, &[], &context, query, job, &format!("the policy does not load: {e}"));
+            return Err(e);
+        }
+    };
     // The audit log opens (a lock, its tail read and checked) while the policy compiles, on a
     // thread on another processor that first starts the shell analyser's (the policy's
     // examples are analysed on it).
@@ -91,12 +98,19 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         AuditLog::open(path.as_deref())
     };
     let opening = warden_engine::spawn_apart(std::thread::Builder::new().name("warden-audit-open".into()), open);
-    let engine = Engine::load(&layers, context, &env.cache_home);
+    let engine = Engine::load(&layers, context.clone(), &env.cache_home);
     let log = match opening {
         Ok(thread) => thread.join().unwrap_or_else(|_| Err(SessionError::Audit("opening the log panicked".into()))),
         Err(_) => AuditLog::open(config.audit.as_deref()),
     };
-    let engine = engine.map_err(|d| policy_error(&d))?;
+    let engine = match engine {
+        Ok(engine) => engine,
+        Err(d) => {
+            // Refused (fail closed), and recorded like any refusal when the log opened.
+            record_unloaded(log, &config, &layers, &context, query, job, &crate::output::unloaded(&d));
+            return Err(policy_error(&d));
+        }
+    };
     let log = log.map_err(session_error)?;
     let approver = approver(args, &env)?;
     let mut session = Session::with_log(engine, &layers, env, config, approver, log).map_err(session_error)?;
@@ -114,6 +128,25 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     // their destructors would (everything is on disk: the audit log is synced per record).
     std::mem::forget(session);
     Ok(exit_code(&outcome))
+}
+
+/// Records a command refused because the policy did not load (`why`: the first error's
+/// file:line:column): a deny decision and an outcome that did not run. When the log did not
+/// open or the record cannot be written, the command is refused all the same, and stderr says
+/// it was not recorded.
+fn record_unloaded(
+    log: Result<AuditLog, SessionError>,
+    config: &warden_engine::SessionConfig,
+    layers: &[warden_policy::LayerSource],
+    context: &warden_policy::Context,
+    query: Query<'_>,
+    job: Job<'_>,
+    why: &str,
+) {
+    let request = warden_engine::Unloaded { query, job: Some(job), via: None };
+    if let Err(e) = log.and_then(|log| warden_engine::record_unloaded(log, config, layers, context, &[request], why)) {
+        eprintln!("warden: the refusal is not recorded: {}", warden_feedback::shown::escaped(&e.to_string()));
+    }
 }
 
 /// Who settles `ask`: a pre-approval file when given, else the person at the terminal, else

@@ -12,6 +12,7 @@ fn entry(agent: &str, command: &str, verdict: &str) -> Entry {
         session: String::from("s1"),
         agent: Some(agent.to_owned()),
         parents: Vec::new(),
+        client: None,
         tool: String::from("exec"),
         input: Input {
             command: Some(command.to_owned()),

@@ -242,6 +242,48 @@ fn a_policy_that_does_not_load_fails_closed_with_its_error() {
     }
 }
 
+/// Regression: a call denied because the policy did not load left no audit record.
+#[test]
+fn a_call_denied_because_the_policy_does_not_load_is_recorded_redacted() {
+    let dir = tempdir("hook-broken-audit");
+    let broken = dir.join("broken.policy");
+    std::fs::write(&broken, "version 1\ntier read: allow {\n    exec ls,\n}\n").unwrap();
+    let input = br#"{"session_id":"s-9","transcript_path":"/dev/null","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"curl -H 'Authorization: Bearer abcSECRETtoken' https://x"}}"#;
+    let out = hook_in(&dir, &dir, "claude-code", &["--policy", broken.to_str().unwrap(), "--agent", "coder"], input);
+    let (verdict, reason) = answer("claude-code", &out);
+    assert_eq!(verdict, "deny");
+    let log = dir.join("audit/log.jsonl");
+    let records = warden_audit::read(&log).unwrap_or_default();
+    let [r] = records.as_slice() else { panic!("expected one record: {records:?}") };
+    let d = r.entry.decision.as_ref().unwrap();
+    assert_eq!(d.verdict, "deny");
+    assert!(d.reason.contains("the policy does not load") && d.reason.contains("broken.policy:3:"), "{}", d.reason);
+    assert_eq!(d.reason, reason, "the record says what the hook answered");
+    assert_eq!((r.entry.session.as_str(), r.entry.agent.as_deref(), r.entry.tool.as_str()), ("s-9", Some("coder"), "exec"));
+    let by = r.entry.decided_by.as_ref().unwrap();
+    assert_eq!((by.kind.as_str(), by.name.as_deref()), ("hook", Some("claude-code")));
+    let command = r.entry.input.command.as_deref().unwrap_or_default();
+    assert!(command.starts_with("curl -H") && !command.contains("abcSECRETtoken"), "{command}");
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("abcSECRETtoken"));
+    // A file tool, and a policy file that cannot be read.
+    let input = std::fs::read(data("gemini").join("read-file.json")).unwrap();
+    let missing = dir.join("absent.policy");
+    let out = hook_in(&dir, &dir, "gemini", &["--policy", missing.to_str().unwrap()], &input);
+    assert_eq!(answer("gemini", &out).0, "deny");
+    let records = warden_audit::read(&log).unwrap();
+    let r = &records.last().unwrap().entry;
+    assert!(r.input.path.is_some() && r.tool != "exec", "{r:?}");
+    assert!(r.decision.as_ref().is_some_and(|d| d.verdict == "deny" && d.reason.contains("absent.policy")), "{r:?}");
+    // A log that cannot be opened: denied for the policy as before.
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("audit"), "").unwrap();
+    let out = hook_in(&dir, &home, "claude-code", &["--policy", broken.to_str().unwrap()], input_with("claude-code", "bash-git-status.json", |_| {}).as_slice());
+    let (verdict, reason) = answer("claude-code", &out);
+    assert_eq!(verdict, "deny");
+    assert!(reason.contains("the policy does not load") && reason.contains("broken.policy:3:"), "{reason}");
+}
+
 #[test]
 fn an_unknown_tool_takes_the_policy_s_default() {
     let input = input_with("claude-code", "todowrite.json", |v| v["tool_name"] = "SomeFutureTool".into());

@@ -599,15 +599,88 @@ fn http_request(addr: &str, method: &str, headers: &[(&str, &str)], body: &str) 
 
 /// An initialized HTTP session on `addr`: its `Mcp-Session-Id`.
 fn http_session(addr: &str) -> String {
+    http_session_with(addr, &[])
+}
+
+/// [`http_session`] with `extra` headers on each request (a bearer token).
+fn http_session_with(addr: &str, extra: &[(&str, &str)]) -> String {
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#;
-    let (status, text) = http_request(addr, "POST", &[], init);
+    let (status, text) = http_request(addr, "POST", extra, init);
     assert_eq!(status, 200, "{text}");
     let sid = text.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|_| l[15..].trim().to_string()));
     let sid = sid.unwrap_or_else(|| panic!("no session id: {text}"));
-    let headers = [("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    let mut headers = vec![("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    headers.extend_from_slice(extra);
     let (status, text) = http_request(addr, "POST", &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     assert_eq!(status, 202, "{text}");
     sid
+}
+
+/// Regression: the audit records of a call that came over HTTP did not say which client sent
+/// it. Each record of the call names the peer, the uid owning its socket (loopback) and
+/// whether a bearer token authenticated it, never the token; `warden audit query --client`
+/// finds them.
+#[test]
+fn http_records_name_the_client_of_each_call_and_audit_query_finds_them() {
+    let dir = tempdir("mcp-client");
+    let token = dir.join("token");
+    std::fs::write(&token, "client-s3cret-token\n").unwrap();
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let me = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m)).unwrap();
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"exec","arguments":{"command":"echo from-http"}}}"#;
+    for (name, with_token) in [("with-token", true), ("without", false)] {
+        let log = dir.join(format!("{name}.jsonl"));
+        let mut extra = vec!["--audit-log", log.to_str().unwrap()];
+        if with_token {
+            extra.extend(["--token-file", token.to_str().unwrap()]);
+        }
+        let (server, addr) = http_server_in(&tempdir("mcp-client-ws"), &extra);
+        let auth: &[(&str, &str)] = if with_token { &[("Authorization", "Bearer client-s3cret-token")] } else { &[] };
+        let sid = http_session_with(&addr, auth);
+        let mut headers = vec![("Mcp-Session-Id", sid.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+        headers.extend_from_slice(auth);
+        let (status, text) = http_request(&addr, "POST", &headers, call);
+        assert!(status == 200 && text.contains("from-http"), "{text}");
+        drop(server);
+        let records = warden_audit::read(&log).unwrap();
+        let calls: Vec<_> = records.iter().filter(|r| r.entry.tool == "exec").collect();
+        assert_eq!(calls.len(), 2, "a decision and an outcome: {records:?}");
+        for r in &calls {
+            let c = r.entry.client.as_ref().unwrap_or_else(|| panic!("no client on {r:?}"));
+            assert_eq!((c.transport.as_str(), c.uid, c.bearer), ("http", Some(me), with_token), "{c:?}");
+            assert!(c.addr.starts_with("127.0.0.1:"), "{c:?}");
+        }
+        assert!(!std::fs::read_to_string(&log).unwrap().contains("client-s3cret-token"), "the token reached the log");
+        let query = |filter: &str| {
+            let out = warden(&dir, &dir).args(["audit", "query", "--json", "--client", filter]).arg(&log).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).lines().count()
+        };
+        assert_eq!((query(&format!("uid={me}")), query("127.0.0.1"), query("10.0.0.1")), (2, 2, 0));
+        let out = warden(&dir, &dir).args(["audit", "query"]).arg(&log).output().unwrap();
+        let table = String::from_utf8_lossy(&out.stdout);
+        assert!(table.lines().next().unwrap_or_default().contains("CLIENT"), "{table}");
+        assert_eq!(table.contains(&format!("uid={me} +token")), with_token, "{table}");
+    }
+}
+
+/// Regression: a client could open MCP sessions over HTTP without bound, each held until it
+/// had been idle 5 minutes. At most 64 live at once; one past the cap gets HTTP 503 with a
+/// JSON-RPC error, the live ones are still served, and ending one makes room.
+#[test]
+fn http_sessions_are_capped_and_one_past_the_cap_gets_a_json_rpc_error() {
+    let (_server, addr) = http_server(&[]);
+    let sids: Vec<String> = (0..64).map(|_| http_session(&addr)).collect();
+    let (status, text) = post_initialize(&addr, None);
+    assert_eq!(status, 503, "{text}");
+    assert!(text.contains(r#""code":-32000"#) && text.contains("too many MCP sessions"), "{text}");
+    assert!(text.to_ascii_lowercase().contains("retry-after:"), "{text}");
+    let live = [("Mcp-Session-Id", sids[63].as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    let (status, text) = http_request(&addr, "POST", &live, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
+    assert_eq!(status, 200, "a live session is still served: {text}");
+    let (status, text) = http_request(&addr, "DELETE", &[("Mcp-Session-Id", sids[0].as_str()), ("Mcp-Protocol-Version", "2025-06-18")], "");
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(post_initialize(&addr, None).0, 200, "ending a session makes room");
 }
 
 /// Regression (red team): ending an HTTP session (DELETE) left its running exec running.

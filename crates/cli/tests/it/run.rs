@@ -350,9 +350,10 @@ fn the_policy_can_select_the_wasi_backend() {
 }
 
 /// A policy whose example fails is refused as a whole: whatever the request (allowed, denied,
-/// asked), nothing runs, nothing is recorded, and the example's diagnostic is printed.
+/// asked), nothing runs, and the refusal is recorded as a deny naming the example's
+/// diagnostic (never as a decision of the policy that failed).
 #[test]
-fn a_failing_example_refuses_every_request_before_anything_runs_or_is_recorded() {
+fn a_failing_example_refuses_every_request_before_anything_runs_and_records_the_refusal() {
     let ws = tempdir("run-example");
     let home = tempdir("run-example-home");
     let policy = ws.join("wrong.policy");
@@ -377,9 +378,64 @@ fn a_failing_example_refuses_every_request_before_anything_runs_or_is_recorded()
         let err = crate::support::stderr(&out);
         assert!(err.contains("example expects `ls -l` to be `deny` but the policy decides `allow`"), "{command}: {err}");
         assert!(!ws.join(made).exists(), "{command} ran");
-        let records = std::fs::read_to_string(&log).unwrap_or_default();
-        assert!(records.is_empty(), "{command} was recorded: {records}");
+        let records = warden_audit::read(&log).unwrap();
+        let [.., decision, outcome] = records.as_slice() else { panic!("{command} was not recorded: {records:?}") };
+        let d = decision.entry.decision.as_ref().unwrap();
+        assert_eq!((d.verdict.as_str(), d.rules.len()), ("deny", 0), "{command}: {d:?}");
+        assert!(d.reason.contains("the policy does not load") && d.reason.contains("wrong.policy:5:"), "{command}: {}", d.reason);
+        assert_eq!(decision.entry.input.command.as_deref(), Some(command));
+        assert_eq!(outcome.entry.outcome.as_ref().map(|o| o.ran), Some(false), "{command}");
     }
+}
+
+/// Regression: a command refused because the policy did not load (a syntax error, a file that
+/// cannot be read) left no audit record.
+#[test]
+fn a_policy_that_does_not_load_refuses_the_command_and_records_it_redacted() {
+    let ws = tempdir("run-broken");
+    let home = tempdir("run-broken-home");
+    let broken = ws.join("broken.policy");
+    std::fs::write(&broken, "version 1\ntier read: allow {\n    exec ls,\n}\n").unwrap();
+    let log = home.join("audit.jsonl");
+    let run = |policy: &std::path::Path, log: &std::path::Path| {
+        warden(&ws, &home)
+            .args(["run", "--policy"])
+            .arg(policy)
+            .arg("--workspace")
+            .arg(&ws)
+            .arg("--audit-log")
+            .arg(log)
+            .args(["--", "touch", "made", "--password", "hunter2secret"])
+            .output()
+            .unwrap()
+    };
+    let out = run(&broken, &log);
+    assert_eq!(out.status.code(), Some(2), "{}", crate::support::stderr(&out));
+    assert!(crate::support::stderr(&out).contains("broken.policy:3:"), "{}", crate::support::stderr(&out));
+    assert!(!ws.join("made").exists());
+    let records = warden_audit::read(&log).unwrap();
+    let [decision, outcome] = records.as_slice() else { panic!("{records:?}") };
+    let d = decision.entry.decision.as_ref().unwrap();
+    assert_eq!(d.verdict, "deny");
+    assert!(d.reason.contains("the policy does not load") && d.reason.contains("broken.policy:3:"), "{}", d.reason);
+    assert_eq!(decision.entry.input.argv.as_deref().unwrap(), ["touch", "made", "--password", "[REDACTED]"]);
+    let o = outcome.entry.outcome.as_ref().unwrap();
+    assert_eq!((o.ran, outcome.entry.refers_to), (false, Some(decision.seq)));
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("hunter2secret"));
+    // A policy file that cannot be read: refused and recorded the same way.
+    let out = run(&ws.join("absent.policy"), &log);
+    assert_eq!(out.status.code(), Some(2));
+    let records = warden_audit::read(&log).unwrap();
+    let reason = records[2].entry.decision.as_ref().map(|d| d.reason.clone()).unwrap_or_default();
+    assert!(reason.contains("the policy does not load") && reason.contains("absent.policy"), "{reason}");
+    assert!(warden(&ws, &home).args(["audit", "verify"]).arg(&log).output().unwrap().status.success());
+    // A log that cannot be opened: refused as before, and stderr says it is not recorded.
+    std::fs::write(home.join("file"), "").unwrap();
+    let out = run(&broken, &home.join("file/audit.jsonl"));
+    let err = crate::support::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("broken.policy:3:") && err.contains("not recorded"), "{err}");
+    assert!(!ws.join("made").exists());
 }
 
 /// warden's own output is the result and nothing else: with `--json` one JSON object on stdout
