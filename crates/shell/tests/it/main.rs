@@ -4,6 +4,7 @@ mod details;
 mod properties;
 mod robustness;
 mod table;
+mod written;
 
 /// `[via,via] argv...`, unknown words prefixed with `?`.
 pub fn render(c: &warden_shell::SimpleCommand) -> String {
