@@ -400,6 +400,9 @@ impl<'p> Decider<'p> {
             self.path_word(&word, true, Check::Argument, cwds, cmd);
         }
         self.trees(cmd, cwds);
+        for file in super::implied::reads(cmd) {
+            self.path(file, Check::Read, Some(cmd.span.clone()));
+        }
         self.written_inside(cmd, cwds);
     }
 

@@ -28,6 +28,7 @@ mod examples;
 mod exec;
 mod glob;
 mod grants;
+mod implied;
 mod into;
 mod judge;
 mod model;
