@@ -24,7 +24,7 @@ pub fn abi() -> u32 {
 }
 
 /// The masks one run uses, resolved for an ABI.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Masks {
     /// The ABI they were resolved for (>= 1).
     pub abi: u32,

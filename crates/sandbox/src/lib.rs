@@ -33,6 +33,7 @@ mod notify;
 mod plan;
 mod prestart;
 mod prestart_child;
+mod recall;
 mod seccomp;
 mod spawn;
 mod spec;

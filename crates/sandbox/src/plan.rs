@@ -9,12 +9,15 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::Metadata;
+use std::ops::Deref;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use crate::child::Staging;
 use crate::landlock::Masks;
+use crate::recall::{Answer, Ask, Unchecked};
 use crate::{Access, Error, Spec, attr};
 
 /// One step of the child's mount setup.
@@ -44,9 +47,36 @@ pub(crate) struct Rule {
     pub access: u64,
 }
 
-/// Everything the child needs, prepared in the parent.
+/// Everything the child needs, prepared in the parent: the layout of the view and the
+/// command line. Reads of the layout's fields go through it ([`Deref`]).
 #[derive(Debug)]
 pub(crate) struct Plan {
+    /// Shared with the runs that recall it (`recall.rs`).
+    pub layout: Arc<Layout>,
+    pub argv: Vec<CString>,
+    pub env: Vec<CString>,
+    /// Set when the layout was recalled: to be checked before the command starts.
+    pub recalled: Option<Unchecked>,
+}
+
+impl Plan {
+    /// Whether the layout still holds: planned for this run, or recalled and still holding.
+    pub(crate) fn holds(&self) -> bool {
+        self.recalled.as_ref().is_none_or(Unchecked::holds)
+    }
+}
+
+impl Deref for Plan {
+    type Target = Layout;
+    fn deref(&self) -> &Layout {
+        &self.layout
+    }
+}
+
+/// What a plan shows and how, without the command line: a function of the spec's grants and
+/// of what the file system answered while planning.
+#[derive(Debug)]
+pub(crate) struct Layout {
     /// The staging directory the setup tmpfs is mounted on, the empty mode-000 file and
     /// directory in it that cover hidden paths, and the new root (`staging/root`).
     pub staging: Staging,
@@ -55,8 +85,6 @@ pub(crate) struct Plan {
     pub rules: Vec<Rule>,
     pub cwd: CString,
     pub program: CString,
-    pub argv: Vec<CString>,
-    pub env: Vec<CString>,
     /// Writable grants the parent clones as idmapped trees (root callers only), in the order
     /// the [`Step::Attach`] steps name them.
     pub trees: Vec<PathBuf>,
@@ -101,16 +129,17 @@ fn staged(dir: &Path) -> Result<Staging, Error> {
 /// (`/dev`, the folder `/proc` is mounted on). [`Plan::new`] makes the same steps first; a
 /// plan whose staging directory differs cannot use such a process.
 pub(crate) fn base() -> Result<(Staging, Vec<Step>), Error> {
-    let dir = staging_dir(&[PathBuf::from("/tmp"), PathBuf::from("/var/tmp")])?;
-    let b = Builder::based(&dir.join("root"), false)?;
+    let mut canon = Canon::default();
+    let dir = staging_dir(&[PathBuf::from("/tmp"), PathBuf::from("/var/tmp")], &mut canon)?;
+    let b = Builder::based(&dir.join("root"), false, &mut canon)?;
     Ok((staged(&dir)?, b.steps))
 }
 
 /// Where the setup tmpfs goes: a directory that no granted path lies under.
-fn staging_dir(paths: &[PathBuf]) -> Result<PathBuf, Error> {
+fn staging_dir(paths: &[PathBuf], canon: &mut Canon) -> Result<PathBuf, Error> {
     for c in ["/tmp", "/mnt", "/media", "/srv", "/run", "/var/tmp", "/opt", "/boot"] {
         let c = Path::new(c);
-        if c.is_dir() && !c.is_symlink() && !paths.iter().any(|p| p.starts_with(c)) {
+        if !paths.iter().any(|p| p.starts_with(c)) && canon.yes(Ask::RealDir(c.to_path_buf())) {
             return Ok(c.to_path_buf());
         }
     }
@@ -150,20 +179,42 @@ impl std::hash::Hasher for PathHasher {
 /// Canonical forms of paths that may not exist (the longest existing prefix canonicalized,
 /// the rest appended), and what `lstat` found at each path looked at, remembered for one plan:
 /// its paths share most of their folders, and each later step asks about the same paths
-/// (which are links, which are folders, their identities).
+/// (which are links, which are folders, their identities). Every question put to the file
+/// system is kept with its answer in `asked`, for `recall.rs`.
 #[derive(Default)]
-struct Canon {
+pub(crate) struct Canon {
     forms: PathMap<PathBuf>,
     seen: PathMap<Option<Metadata>>,
+    pub asked: Vec<(Ask, Answer)>,
 }
 
 impl Canon {
     /// `lstat` of `p` (`None`: nothing there), once per plan.
     fn lstat(&mut self, p: &Path) -> Option<&Metadata> {
         if !self.seen.contains_key(p) {
-            self.seen.insert(p.to_path_buf(), std::fs::symlink_metadata(p).ok());
+            let m = std::fs::symlink_metadata(p).ok();
+            self.asked.push((Ask::Lstat(p.to_path_buf()), Answer::node(m.as_ref())));
+            self.seen.insert(p.to_path_buf(), m);
         }
         self.seen.get(p).and_then(Option::as_ref)
+    }
+
+    /// Asks the file system `ask`, keeping the answer.
+    fn ask(&mut self, ask: Ask) -> Answer {
+        let answer = ask.answer();
+        self.asked.push((ask, answer.clone()));
+        answer
+    }
+
+    fn yes(&mut self, ask: Ask) -> bool {
+        matches!(self.ask(ask), Answer::Yes(true))
+    }
+
+    fn path(&mut self, ask: Ask) -> Option<PathBuf> {
+        match self.ask(ask) {
+            Answer::Path(p) => p,
+            _ => None,
+        }
     }
 
     fn is_link(&mut self, p: &Path) -> bool {
@@ -171,8 +222,8 @@ impl Canon {
     }
 
     /// The identities of the paths that were there.
-    fn ids(self) -> PathMap<(u64, u64)> {
-        self.seen.into_iter().filter_map(|(p, m)| m.map(|m| (p, (m.dev(), m.ino())))).collect()
+    fn ids(&self) -> PathMap<(u64, u64)> {
+        self.seen.iter().filter_map(|(p, m)| m.as_ref().map(|m| (p.clone(), (m.dev(), m.ino())))).collect()
     }
 
     /// `p` canonical. A folder's canonical form is known before its entries': an entry that
@@ -184,17 +235,17 @@ impl Canon {
         }
         if !p.is_absolute() {
             // Relative to the current directory, as `canonicalize` takes it.
-            return match std::path::absolute(p) {
-                Ok(abs) if abs.is_absolute() => self.get(&abs),
+            return match self.path(Ask::Absolute(p.to_path_buf())) {
+                Some(abs) if abs.is_absolute() => self.get(&abs),
                 _ => p.to_path_buf(),
             };
         }
         let c = match (p.parent(), p.file_name()) {
             (Some(parent), Some(name)) => {
                 let joined = self.get(parent).join(name);
-                if self.is_link(&joined) { joined.canonicalize().unwrap_or(joined) } else { joined }
+                if self.is_link(&joined) { self.path(Ask::Canonical(joined.clone())).unwrap_or(joined) } else { joined }
             }
-            _ => p.canonicalize().unwrap_or_else(|_| p.to_path_buf()),
+            _ => self.path(Ask::Canonical(p.to_path_buf())).unwrap_or_else(|| p.to_path_buf()),
         };
         self.forms.insert(p.to_path_buf(), c.clone());
         c
@@ -258,12 +309,9 @@ fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>, canon: &mut Ca
     let visible = |p: &Path| {
         matches!(nearest(view, p), Some((_, Access::Read | Access::Write | Access::Guard)))
     };
-    let executable = |p: &Path| {
-        p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
-    };
     if first.as_bytes().contains(&b'/') {
         let p = spec.cwd.join(first);
-        return (visible(&canon.get(&p)) && executable(&p)).then_some(p);
+        return (visible(&canon.get(&p)) && canon.yes(Ask::Executable(p.clone()))).then_some(p);
     }
     let path = spec
         .env
@@ -274,23 +322,52 @@ fn resolve_program(spec: &Spec, view: &BTreeMap<PathBuf, Access>, canon: &mut Ca
     std::env::split_paths(&path)
         .filter(|d| d.is_absolute())
         .map(|d| d.join(first))
-        .find(|p| visible(&canon.get(p)) && executable(p))
+        .find(|p| visible(&canon.get(p)) && canon.yes(Ask::Executable(p.clone())))
 }
 
 impl Plan {
     /// Prepares the run of `spec` with Landlock `masks`. `Ok(None)`: the program is not found
     /// in the sandbox's view. `mapped`: the command runs as an unprivileged id (root caller),
-    /// writable grants are attached as the parent's idmapped trees.
-    pub(crate) fn new(spec: &Spec, masks: &Masks, mapped: bool) -> Result<Option<Plan>, Error> {
-        let mut canon = Canon::default();
-        let view = normalise(spec, &mut canon);
-        let Some(program) = resolve_program(spec, &view, &mut canon) else { return Ok(None) };
+    /// writable grants are attached as the parent's idmapped trees. `recall`: take the layout
+    /// planned last for such a spec, unchecked ([`Plan::holds`] checks it).
+    pub(crate) fn new(spec: &Spec, masks: &Masks, mapped: bool, recall: bool) -> Result<Option<Plan>, Error> {
+        let (layout, recalled) = match recall.then(|| crate::recall::recall(spec, masks, mapped)).flatten() {
+            Some((layout, unchecked)) => (layout, Some(unchecked)),
+            None => {
+                let mut canon = Canon::default();
+                let Some(layout) = Layout::new(spec, masks, mapped, &mut canon)? else { return Ok(None) };
+                let layout = Arc::new(layout);
+                crate::recall::keep(spec, masks, mapped, &layout, canon.asked);
+                (layout, None)
+            }
+        };
+        let argv = spec.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<Vec<_>, _>>()?;
+        let env = spec
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                cstr(&kv)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(Plan { layout, argv, env, recalled }))
+    }
+}
+
+impl Layout {
+    /// Plans the view of `spec`, asking the file system through `canon`. `Ok(None)`: the
+    /// program is not found in the view.
+    fn new(spec: &Spec, masks: &Masks, mapped: bool, canon: &mut Canon) -> Result<Option<Layout>, Error> {
+        let view = normalise(spec, canon);
+        let Some(program) = resolve_program(spec, &view, canon) else { return Ok(None) };
         let scratch: Vec<PathBuf> = spec.scratch.iter().filter(|p| p.is_absolute()).map(|p| canon.get(p)).collect();
         let mut all: Vec<PathBuf> = view.keys().cloned().collect();
         all.extend(scratch.iter().cloned());
-        let staging = staging_dir(&all)?;
+        let staging = staging_dir(&all, canon)?;
         let root = staging.join("root");
-        let mut b = Builder::based(&root, mapped)?;
+        let mut b = Builder::based(&root, mapped, canon)?;
 
         // Scratch directories, /dev and /proc first: granted paths may sit beneath them.
         let mut targets: Vec<(PathBuf, Target)> = Vec::new();
@@ -300,12 +377,12 @@ impl Plan {
         for (p, a) in &view {
             targets.push((p.clone(), Target::Grant(*a)));
         }
-        for p in pins(&view, &mut canon) {
+        for p in pins(&view, canon) {
             targets.push((p, Target::Pin));
         }
         targets.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.order().cmp(&y.1.order())));
 
-        for (link, text) in symlinks(spec, &view, &mut canon) {
+        for (link, text) in symlinks(spec, &view, canon) {
             if let Some(parent) = link.parent() {
                 b.mkdir_p(parent)?;
             }
@@ -328,32 +405,19 @@ impl Plan {
                     b.steps.push(Step::Tmpfs { dst: cpath(&inside)?, data: cstr(b"mode=1777")? });
                     rules.push(Rule { path: cpath(p)?, access: masks.write });
                 }
-                Target::Grant(access) => b.grant(&mut canon, p, *access, &inside, masks, &mut rules)?,
+                Target::Grant(access) => b.grant(canon, p, *access, &inside, masks, &mut rules)?,
                 Target::Pin => {
                     let dst = cpath(&inside)?;
                     b.steps.push(Step::Bind { src: dst.clone(), dst, attrs: None });
                 }
             }
         }
-        let argv = spec.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<Vec<_>, _>>()?;
-        let env = spec
-            .env
-            .iter()
-            .map(|(k, v)| {
-                let mut kv = k.as_bytes().to_vec();
-                kv.push(b'=');
-                kv.extend_from_slice(v.as_bytes());
-                cstr(&kv)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Some(Plan {
+        Ok(Some(Layout {
             staging: staged(&staging)?,
             steps: b.steps,
             rules,
             cwd: cpath(&canon.get(&spec.cwd))?,
             program: cpath(&canon.get(&program))?,
-            argv,
-            env,
             trees: b.trees,
             ids: canon.ids(),
         }))
@@ -393,7 +457,7 @@ fn symlinks(spec: &Spec, view: &BTreeMap<PathBuf, Access>, canon: &mut Canon) ->
             if p.parent().is_some_and(|parent| nearest(view, parent).is_some()) {
                 break;
             }
-            let link = read.entry(p.clone()).or_insert_with_key(|p| canon.is_link(p).then(|| std::fs::read_link(p).ok()).flatten());
+            let link = read.entry(p.clone()).or_insert_with_key(|p| if canon.is_link(p) { canon.path(Ask::Link(p.clone())) } else { None });
             if let Some(text) = link.clone() {
                 if !view.contains_key(&p) {
                     links.insert(p.clone(), text);
@@ -463,9 +527,9 @@ struct Builder {
 impl Builder {
     /// A builder for the new root `root` with [`base`]'s steps made: `/dev` and the folder
     /// `/proc` is mounted on.
-    fn based(root: &Path, mapped: bool) -> Result<Builder, Error> {
+    fn based(root: &Path, mapped: bool, canon: &mut Canon) -> Result<Builder, Error> {
         let mut b = Builder { root: root.to_path_buf(), made: PathMap::default(), steps: Vec::new(), mapped, trees: Vec::new() };
-        b.dev()?;
+        b.dev(canon)?;
         b.mkdir_p(Path::new("/proc"))?;
         Ok(b)
     }
@@ -483,13 +547,13 @@ impl Builder {
         Ok(())
     }
 
-    fn dev(&mut self) -> Result<(), Error> {
+    fn dev(&mut self, canon: &mut Canon) -> Result<(), Error> {
         let dev = self.root.join("dev");
         self.mkdir_p(Path::new("/dev"))?;
         self.steps.push(Step::Tmpfs { dst: cpath(&dev)?, data: cstr(b"mode=0755")? });
         for name in DEVICES {
             let host = Path::new("/dev").join(name);
-            if host.exists() {
+            if canon.yes(Ask::Exists(host.clone())) {
                 let dst = cpath(&dev.join(name))?;
                 self.steps.push(Step::Touch(cpath(&dev.join(name))?));
                 self.steps.push(Step::Bind { src: cpath(&host)?, dst, attrs: None });
@@ -707,7 +771,7 @@ mod tests {
 
     #[test]
     fn staging_avoids_granted_paths() {
-        let s = staging_dir(&[PathBuf::from("/tmp/ws")]).unwrap();
+        let s = staging_dir(&[PathBuf::from("/tmp/ws")], &mut Canon::default()).unwrap();
         assert_ne!(s, PathBuf::from("/tmp"));
     }
 }

@@ -75,6 +75,23 @@ pub fn run(spec: &Spec) -> Result<Run, Error> {
 /// See [`Error`].
 pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> Result<Run, Error> {
     let started = Instant::now();
+    let (mut recalled, mut gated) = (false, false);
+    let run = attempt(spec, started, true, &mut recalled, &mut || {
+        gated = true;
+        gate()
+    });
+    // A run on a recalled layout (`recall.rs`) that ended before its gate was called (the
+    // layout no longer holds, or a step of it failed) is planned afresh and made again:
+    // nothing of it has run.
+    if recalled && !gated && run.is_err() {
+        return attempt(spec, started, false, &mut recalled, gate);
+    }
+    run
+}
+
+/// One try at a run; `recall`: on the layout planned last for such a spec, if any (then
+/// `recalled` is set), checked before `gate` is called.
+fn attempt(spec: &Spec, started: Instant, recall: bool, recalled: &mut bool, gate: &mut dyn FnMut() -> Result<(), String>) -> Result<Run, Error> {
     let abi = landlock::abi();
     if abi < spec.min_landlock_abi.max(1) {
         return Err(Error::Landlock { have: abi, need: spec.min_landlock_abi.max(1) });
@@ -82,8 +99,15 @@ pub fn run_gated(spec: &Spec, gate: &mut dyn FnMut() -> Result<(), String>) -> R
     let masks = Masks::new(abi, spec.network);
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let Some(plan) = Plan::new(spec, &masks, root)? else {
+    let Some(plan) = Plan::new(spec, &masks, root, recall)? else {
         return Ok(not_found(spec, started));
+    };
+    *recalled = plan.recalled.is_some();
+    let gate = &mut || {
+        if !plan.holds() {
+            return Err("the recalled layout no longer holds".to_string());
+        }
+        gate()
     };
     let programs = seccomp::programs(spec.network)?;
     let rlimits = rlimits(spec);

@@ -379,7 +379,7 @@ mod tests {
     }
 
     fn plan(steps: Vec<Step>) -> Plan {
-        Plan {
+        let layout = crate::plan::Layout {
             staging: crate::child::Staging {
                 dir: c("/mnt"),
                 root: c("/mnt/root"),
@@ -390,11 +390,10 @@ mod tests {
             rules: Vec::new(),
             cwd: c("/"),
             program: c("/bin/true"),
-            argv: Vec::new(),
-            env: Vec::new(),
             trees: Vec::new(),
             ids: Default::default(),
-        }
+        };
+        Plan { layout: Arc::new(layout), argv: Vec::new(), env: Vec::new(), recalled: None }
     }
 
     #[test]

@@ -4,5 +4,6 @@
 mod basics;
 mod gate;
 mod owner;
+mod recall;
 mod support;
 mod views;
