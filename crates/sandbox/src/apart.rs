@@ -87,21 +87,43 @@ pub(crate) fn set_own(set: &libc::cpu_set_t) {
     unsafe { libc::syscall(libc::SYS_sched_setaffinity, 0, std::mem::size_of::<libc::cpu_set_t>(), std::ptr::from_ref(set)) };
 }
 
-/// Restricts `thread` to `allowed` without the caller's current processor, when that leaves
-/// any (best effort).
-fn move_away(thread: libc::pthread_t, allowed: &libc::cpu_set_t) {
-    let Ok(here) = usize::try_from(current()) else { return };
+/// `allowed` without the caller's current processor, when that leaves any.
+fn others(allowed: &libc::cpu_set_t) -> Option<libc::cpu_set_t> {
+    let here = usize::try_from(current()).ok()?;
     let mut others = *allowed;
     if here < libc::CPU_SETSIZE as usize {
         // SAFETY: `here` is below CPU_SETSIZE, the number of processors a cpu_set_t holds.
         unsafe { libc::CPU_CLR(here, &mut others) };
     }
-    if count(&others) == 0 {
-        return;
-    }
+    (count(&others) > 0).then_some(others)
+}
+
+/// Restricts `thread` to `allowed` without the caller's current processor, when that leaves
+/// any (best effort).
+fn move_away(thread: libc::pthread_t, allowed: &libc::cpu_set_t) {
+    let Some(others) = others(allowed) else { return };
     // SAFETY: `thread` is a live thread (its handle is held by the caller and it cannot end
     // before `placing` is released); `others` is a cpu_set_t of the size passed.
     unsafe { libc::pthread_setaffinity_np(thread, std::mem::size_of::<libc::cpu_set_t>(), &raw const others) };
+}
+
+/// `allowed` without the calling thread's current processor, when that leaves any: where a
+/// process it starts may set itself up while it goes on (see [`place`]).
+pub(crate) fn elsewhere(allowed: &libc::cpu_set_t) -> Option<libc::cpu_set_t> {
+    others(allowed)
+}
+
+/// Restricts the process `pid` to `set` (best effort): one raw system call, async-signal-safe.
+///
+/// Linux places a clone on its maker's processor. The process a prepared view's hop clones
+/// for the command (`view_child.rs`) then set itself up there while warden, woken when the
+/// hop ended, waited behind it for the same processor, the other one idle (seen in a
+/// scheduler trace: the whole setup ran on one processor). The hop places it
+/// [`elsewhere`] than warden's processor; what it clones inherits the set, so the command's
+/// process takes back warden's whole set first ([`set_own`], `child.rs`).
+pub(crate) fn place(pid: libc::pid_t, set: &libc::cpu_set_t) {
+    // SAFETY: the raw system call reads `set`, a cpu_set_t of the size passed.
+    unsafe { libc::syscall(libc::SYS_sched_setaffinity, pid, std::mem::size_of::<libc::cpu_set_t>(), std::ptr::from_ref(set)) };
 }
 
 /// How many processors `set` holds.

@@ -79,6 +79,9 @@ pub(crate) struct Child<'a> {
     /// The go pipe's write end: this process's copy is closed first, so that the read sees the
     /// end of the pipe when the parent gives up (instead of waiting on its own copy).
     pub sync_w: RawFd,
+    /// The processor set to take back first: the process was placed away from the parent's
+    /// processor (`apart::place`).
+    pub cpus: Option<libc::cpu_set_t>,
 }
 
 #[repr(C)]
@@ -146,6 +149,9 @@ pub(crate) fn p(c: &CStr) -> *const c_char {
 pub(crate) unsafe fn enter(c: &Child) -> ! {
     // SAFETY: the caller's contract, passed on.
     unsafe {
+        if let Some(cpus) = &c.cpus {
+            crate::apart::set_own(cpus);
+        }
         // The first go says the id maps are written. In a prepared view they exist already:
         // the only go is the last one (see `finish`), so the setup overlaps the parent's work.
         start(&[c.sync_w], &c.io, c.fresh.is_none());

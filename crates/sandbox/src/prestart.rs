@@ -229,6 +229,7 @@ impl Prestart {
             env,
             io: e.stdio,
             sync_w: e.sync_w,
+            cpus: None,
         }
     }
 

@@ -163,6 +163,7 @@ fn attempt(spec: &Spec, started: Instant, recall: bool, recalled: &mut bool, gat
             notify: notify_child.as_raw_fd(),
         },
         sync_w: sync_w.as_raw_fd(),
+        cpus: if view.is_some() { crate::apart::whole() } else { None },
     };
     // The child shares our memory until its execve (like posix_spawn: copying a large
     // parent's page tables and tearing the copy down at exec cost milliseconds), on a stack and
@@ -182,6 +183,7 @@ fn attempt(spec: &Spec, started: Instant, recall: bool, recalled: &mut bool, gat
                 stack_top: memory.stack_top(),
                 tls: memory.tls(),
                 pid: &pid,
+                away: child.cpus.as_ref().and_then(crate::apart::elsewhere),
             };
             let arg: *mut libc::c_void = (&raw const hop).cast_mut().cast();
             let flags = libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;

@@ -71,6 +71,9 @@ pub(crate) struct Hop<'a> {
     pub tls: *mut libc::c_void,
     /// Where the hop leaves the command's pid.
     pub pid: &'a AtomicI32,
+    /// The processors the command's process sets itself up on: not warden's
+    /// ([`crate::apart::place`]).
+    pub away: Option<libc::cpu_set_t>,
 }
 
 /// Joins the view and clones the command's process. Never returns.
@@ -93,6 +96,9 @@ pub(crate) unsafe fn hop(h: &Hop) -> ! {
         let null = std::ptr::null_mut::<libc::pid_t>();
         let pid = libc::clone(command_main, h.stack_top, flags, arg, null, h.tls, null);
         check!(err, pid, Stage::View, 5);
+        if let Some(away) = &h.away {
+            crate::apart::place(pid, away);
+        }
         h.pid.store(pid, Ordering::SeqCst);
         libc::_exit(0)
     }
