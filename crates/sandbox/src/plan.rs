@@ -13,7 +13,7 @@ use std::ops::Deref;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::child::Staging;
 use crate::landlock::Masks;
@@ -91,6 +91,9 @@ pub(crate) struct Layout {
     /// (device, inode) of the host paths planning looked at, as `lstat` found them: what the
     /// prepared view's key names its binds by, without looking again.
     pub ids: PathMap<(u64, u64)>,
+    /// The prepared view's key of this layout, without and with network (`view.rs`), made
+    /// once: runs that recall the layout look it up without making it again.
+    pub view_keys: [OnceLock<Option<Vec<u8>>>; 2],
 }
 
 /// What a read-only bind is made (the flags its source has locked are kept: `attr.rs`).
@@ -420,6 +423,7 @@ impl Layout {
             program: cpath(&canon.get(&program))?,
             trees: b.trees,
             ids: canon.ids(),
+            view_keys: Default::default(),
         }))
     }
 }
@@ -554,6 +558,8 @@ impl Builder {
         for name in DEVICES {
             let host = Path::new("/dev").join(name);
             if canon.yes(Ask::Exists(host.clone())) {
+                // Its identity, for the prepared view's key (`ids`).
+                canon.lstat(&host);
                 let dst = cpath(&dev.join(name))?;
                 self.steps.push(Step::Touch(cpath(&dev.join(name))?));
                 self.steps.push(Step::Bind { src: cpath(&host)?, dst, attrs: None });

@@ -170,6 +170,7 @@ pub(crate) fn keep(spec: &Spec, masks: &Masks, mapped: bool, layout: &Arc<Layout
 #[cfg(test)]
 mod tests {
     use std::ffi::OsString;
+    use std::os::unix::ffi::OsStrExt;
 
     use super::*;
     use crate::Access;
@@ -192,6 +193,14 @@ mod tests {
 
         let first = plan(&spec);
         assert!(first.recalled.is_none());
+        // Every host path the view binds was looked at (and is asked again on recall): the
+        // prepared view's key, made once per layout, names binds by these identities.
+        for step in &first.steps {
+            if let crate::plan::Step::Bind { src, .. } = step {
+                let src = Path::new(std::ffi::OsStr::from_bytes(src.as_bytes()));
+                assert!(src.starts_with("/tmp") || first.ids.contains_key(src), "{src:?}");
+            }
+        }
         // The same grants with another command line: recalled, with its own arguments.
         spec.argv.push("--version".into());
         let second = plan(&spec);

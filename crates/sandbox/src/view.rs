@@ -24,7 +24,6 @@
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -134,9 +133,9 @@ pub(crate) fn get(plan: &Plan, network: bool, scoped: u64, root: bool) -> Option
     if mode == Views::Off {
         return None;
     }
-    let key = key(plan, network)?;
+    let key = plan.view_keys[usize::from(network)].get_or_init(|| key(plan, network)).as_ref()?;
     let mut views = VIEWS.lock().unwrap_or_else(|e| e.into_inner());
-    let at = views.iter().position(|e| e.key == key);
+    let at = views.iter().position(|e| e.key == *key);
     let entry = match at {
         // The least recently used view goes first when the list is full: a hit moves to the end.
         Some(i) => {
@@ -148,7 +147,7 @@ pub(crate) fn get(plan: &Plan, network: bool, scoped: u64, root: bool) -> Option
             if views.len() >= MAX_VIEWS {
                 views.remove(0);
             }
-            views.push(Entry { key, view: None, failed: false });
+            views.push(Entry { key: key.clone(), view: None, failed: false });
             let last = views.last_mut()?;
             if mode == Views::Reuse {
                 return None;
@@ -210,15 +209,15 @@ fn key(plan: &Plan, network: bool) -> Option<Vec<u8>> {
     Some(k)
 }
 
-/// (device, inode) of a host path as key bytes, as planning saw it (else looked up now);
-/// empty for paths only the view has (the covers and guards in the staging directory).
+/// (device, inode) of a host path as key bytes, as planning saw it (planning looks at every
+/// host path it binds, and a recalled layout's answers are asked again: `recall.rs`); empty
+/// for paths only the view has (the covers and guards in the staging directory).
 fn identity(plan: &Plan, path: &[u8]) -> Vec<u8> {
     if beneath(path, plan.staging.dir.as_bytes()) {
         return Vec::new();
     }
     let host = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
-    let id = plan.ids.get(host).copied().or_else(|| std::fs::symlink_metadata(host).ok().map(|m| (m.dev(), m.ino())));
-    id.map(|(dev, ino)| [dev.to_le_bytes(), ino.to_le_bytes()].concat()).unwrap_or_default()
+    plan.ids.get(host).map(|(dev, ino)| [dev.to_le_bytes(), ino.to_le_bytes()].concat()).unwrap_or_default()
 }
 
 /// The path inside the view of a staging path (`staging/root/x` -> `/x`).
@@ -372,13 +371,25 @@ extern "C" fn template_main(arg: *mut libc::c_void) -> libc::c_int {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::MetadataExt;
+
     use super::*;
 
     fn c(s: &str) -> CString {
         CString::new(s).unwrap_or_default()
     }
 
+    /// A plan of `steps`, with the identities of the host paths it binds as planning records
+    /// them (looked at now).
     fn plan(steps: Vec<Step>) -> Plan {
+        let ids = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Bind { src, .. } => Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(src.as_bytes()))),
+                _ => None,
+            })
+            .filter_map(|p| std::fs::symlink_metadata(&p).ok().map(|m| (p, (m.dev(), m.ino()))))
+            .collect();
         let layout = crate::plan::Layout {
             staging: crate::child::Staging {
                 dir: c("/mnt"),
@@ -391,7 +402,8 @@ mod tests {
             cwd: c("/"),
             program: c("/bin/true"),
             trees: Vec::new(),
-            ids: Default::default(),
+            ids,
+            view_keys: Default::default(),
         };
         Plan { layout: Arc::new(layout), argv: Vec::new(), env: Vec::new(), recalled: None }
     }
