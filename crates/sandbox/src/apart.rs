@@ -1,4 +1,5 @@
-//! Helper threads that start on another processor than the thread that starts them.
+//! Helper threads (and processes) that start on another processor than the thread that starts
+//! them.
 //!
 //! Linux places a new thread on its creator's processor, and while the creator keeps working
 //! the new one waits there for the creator's time slice to end or for a load balance: measured
@@ -8,7 +9,9 @@
 //! after it instead. [`spawn`] starts the thread allowed only the other processors, which moves
 //! it to one of them at once (about 0.14 ms, waking it included); the thread then takes back the
 //! caller's whole set before it runs its function, so what it starts (the command's process
-//! inherits its set) may run anywhere the caller may.
+//! inherits its set) may run anywhere the caller may. Processes are placed the same way: a
+//! prepared view's command process is moved off warden's processor by the hop that clones it
+//! ([`place`]) and takes back the whole set itself.
 
 use std::os::unix::thread::JoinHandleExt;
 use std::sync::{Arc, Mutex, PoisonError};
