@@ -67,15 +67,24 @@ pub fn measure<T>(budget: Duration, mut f: impl FnMut() -> T) -> Summary {
 /// `budget` in all after a warm-up round: what this machine's drift (its load changes over
 /// seconds) does to one, it does to the other, so their ratio holds better than that of two
 /// measurements taken one after the other. No batching: each call is timed alone.
-pub fn measure_alternating<A, B>(budget: Duration, mut a: impl FnMut() -> A, mut b: impl FnMut() -> B) -> (Summary, Summary) {
+pub fn measure_alternating<A, B>(budget: Duration, a: impl FnMut() -> A, b: impl FnMut() -> B) -> (Summary, Summary) {
+    measure_alternating_settled(budget, Duration::ZERO, a, b)
+}
+
+/// [`measure_alternating`], sleeping `settle` (untimed) before each call: what one side leaves
+/// running in the background (a sandbox releases a run's namespaces on a thread of its own)
+/// then ends before the other side is timed, instead of slowing it.
+pub fn measure_alternating_settled<A, B>(budget: Duration, settle: Duration, mut a: impl FnMut() -> A, mut b: impl FnMut() -> B) -> (Summary, Summary) {
     black_box(a());
     black_box(b());
     let start = Instant::now();
     let (mut sa, mut sb): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
     while sa.len() < MIN_SAMPLES || (start.elapsed() < budget && sa.len() < MAX_SAMPLES) {
+        std::thread::sleep(settle);
         let t = Instant::now();
         black_box(a());
         sa.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        std::thread::sleep(settle);
         let t = Instant::now();
         black_box(b());
         sb.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
