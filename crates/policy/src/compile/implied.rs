@@ -33,7 +33,7 @@ fn ps_shows_environment(cmd: &SimpleCommand) -> bool {
         let t = w.text.as_str();
         if t.starts_with("--") {
             // `--format user` and the like: a long option without `=` may take the next word.
-            value_next = !t.contains('=') && LONG_VALUED.iter().any(|l| t == *l);
+            value_next = !t.contains('=') && LONG_VALUED.contains(&t);
             continue;
         }
         if let Some(cluster) = t.strip_prefix('-') {
