@@ -31,6 +31,7 @@ mod init;
 mod landlock;
 mod notify;
 mod plan;
+mod planted;
 mod prestart;
 mod prestart_child;
 mod recall;

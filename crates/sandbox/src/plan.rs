@@ -213,14 +213,14 @@ impl Canon {
         matches!(self.ask(ask), Answer::Yes(true))
     }
 
-    fn path(&mut self, ask: Ask) -> Option<PathBuf> {
+    pub(crate) fn path(&mut self, ask: Ask) -> Option<PathBuf> {
         match self.ask(ask) {
             Answer::Path(p) => p,
             _ => None,
         }
     }
 
-    fn is_link(&mut self, p: &Path) -> bool {
+    pub(crate) fn is_link(&mut self, p: &Path) -> bool {
         self.lstat(p).is_some_and(|m| m.file_type().is_symlink())
     }
 
@@ -232,7 +232,7 @@ impl Canon {
     /// `p` canonical. A folder's canonical form is known before its entries': an entry that
     /// is not a symbolic link is then the folder's form plus its name (one `lstat`), a link
     /// is resolved whole.
-    fn get(&mut self, p: &Path) -> PathBuf {
+    pub(crate) fn get(&mut self, p: &Path) -> PathBuf {
         if let Some(c) = self.forms.get(p) {
             return c.clone();
         }
@@ -264,11 +264,17 @@ fn nearest<'m, V>(map: &'m BTreeMap<PathBuf, V>, p: &Path) -> Option<(&'m PathBu
 /// The view after normalisation: canonical path -> access, redundant children dropped.
 fn normalise(spec: &Spec, canon: &mut Canon) -> BTreeMap<PathBuf, Access> {
     let mut view: BTreeMap<PathBuf, Access> = BTreeMap::new();
+    let writable: Vec<PathBuf> = spec.mounts.iter().filter(|m| m.access == Access::Write && m.path.is_absolute()).map(|m| canon.get(&m.path)).collect();
     for m in &spec.mounts {
         if !m.path.is_absolute() {
             continue;
         }
         let p = canon.get(&m.path);
+        // Not through a link a command could have planted (`planted.rs`).
+        let shows = matches!(m.access, Access::Read | Access::Write);
+        if shows && p != m.path && canon.through_planted(&m.path, &writable) {
+            continue;
+        }
         let entry = view.entry(p).or_insert(m.access);
         // Hide beats Guard beats Write beats Read on the same path.
         let rank = |a: Access| match a {

@@ -4,6 +4,7 @@
 mod basics;
 mod gate;
 mod owner;
+mod planted;
 mod recall;
 mod support;
 mod views;
