@@ -37,9 +37,14 @@ use crate::{Error, idmap};
 /// Mounts a run can move from beneath its scratch directories, at most.
 pub(crate) const MAX_SLOTS: usize = 32;
 
-/// Views (and views seen once) a process keeps; the least recently used goes first. Each
-/// kept view is a sleeping template process holding its namespaces.
+/// Views a process keeps prepared; the least recently used goes first. Each is a sleeping
+/// template process holding its namespaces.
 const MAX_VIEWS: usize = 16;
+
+/// Views a process remembers, prepared or seen once (a key of a few kilobytes each): a
+/// process that runs more than [`MAX_VIEWS`] specs in turn still prepares the ones it
+/// comes back to.
+const MAX_SEEN: usize = 64;
 
 /// `LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET`.
 const SCOPE_ABSTRACT_UNIX: u64 = 1;
@@ -135,33 +140,40 @@ pub(crate) fn get(plan: &Plan, network: bool, scoped: u64, root: bool) -> Option
     }
     let key = plan.view_keys[usize::from(network)].get_or_init(|| key(plan, network)).as_ref()?;
     let mut views = VIEWS.lock().unwrap_or_else(|e| e.into_inner());
-    let at = views.iter().position(|e| e.key == *key);
-    let entry = match at {
-        // The least recently used view goes first when the list is full: a hit moves to the end.
+    match views.iter().position(|e| e.key == *key) {
+        // The least recently used goes first when the list is full: a hit moves to the end.
         Some(i) => {
             let hit = views.remove(i);
             views.push(hit);
-            views.last_mut()?
         }
         None => {
-            if views.len() >= MAX_VIEWS {
-                views.remove(0);
+            if views.len() >= MAX_SEEN {
+                // The least recently used seen once, or else the least recently used.
+                let at = views.iter().position(|e| e.view.is_none()).unwrap_or(0);
+                views.remove(at);
             }
             views.push(Entry { key: key.clone(), view: None, failed: false });
-            let last = views.last_mut()?;
             if mode == Views::Reuse {
                 return None;
             }
-            last
         }
-    };
+    }
+    let last = views.len().checked_sub(1)?;
+    let entry = views.get(last)?;
     if entry.failed {
         return None;
     }
     if let Some(v) = &entry.view {
         return Some(Arc::clone(v));
     }
+    // At most MAX_VIEWS prepared: the least recently used other one is let go.
+    if views.iter().filter(|e| e.view.is_some()).count() >= MAX_VIEWS
+        && let Some(old) = views.iter_mut().find(|e| e.view.is_some())
+    {
+        old.view = None;
+    }
     let shared_net = !network && scoped & SCOPE_ABSTRACT_UNIX != 0;
+    let entry = views.get_mut(last)?;
     match make(plan, network, shared_net, root) {
         Ok(v) => {
             let v = Arc::new(v);
