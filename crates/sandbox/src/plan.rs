@@ -391,12 +391,7 @@ impl Layout {
         }
         targets.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.order().cmp(&y.1.order())));
 
-        for (link, text) in symlinks(spec, &view, canon) {
-            if let Some(parent) = link.parent() {
-                b.mkdir_p(parent)?;
-            }
-            b.steps.push(Step::Symlink { target: cpath(&text)?, link: cpath(&under(&root, &link))? });
-        }
+        let links = symlinks(spec, &view, canon);
         b.steps.push(Step::Proc(cpath(&root.join("proc"))?));
 
         let mut rules = vec![Rule { path: cstr(b"/")?, access: masks.read_dir }];
@@ -420,6 +415,14 @@ impl Layout {
                     b.steps.push(Step::Bind { src: dst.clone(), dst, attrs: None });
                 }
             }
+        }
+        // Last: a link beneath a scratch folder (`/tmp/ws-link`) made before its tmpfs was
+        // mounted would be covered by it, and the steps beneath it would fail.
+        for (link, text) in links {
+            if let Some(parent) = link.parent() {
+                b.mkdir_p(parent)?;
+            }
+            b.steps.push(Step::Symlink { target: cpath(&text)?, link: cpath(&under(&root, &link))? });
         }
         Ok(Some(Layout {
             staging: staged(&staging)?,

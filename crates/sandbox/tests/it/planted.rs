@@ -6,15 +6,6 @@ use warden_sandbox::{Access, Mount, Spec};
 
 use crate::support::{TempDir, sh};
 
-/// A fresh folder under /var/tmp: links recreated in the view under the scratch /tmp (where
-/// `TempDir` puts its folders) are covered by the fresh tmpfs, and such a run does not start.
-fn var_tmp(name: &str) -> TempDir {
-    let p = std::path::Path::new("/var/tmp").join(format!("warden-sbx-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    TempDir(p)
-}
-
 /// `sh -c script` in `ws` (writable) with `extra` granted too.
 fn spec(ws: &std::path::Path, script: &str, extra: &[(&str, Access)]) -> Spec {
     let mut s = sh(ws, script);
@@ -57,7 +48,7 @@ fn a_write_grant_a_run_redirects_writes_nothing_outside_in_the_next() {
 fn a_link_outside_the_workspace_leading_to_a_planted_one_is_not_followed() {
     // `via` is the host's own link (the command cannot touch it) into the workspace, where
     // the first run plants the second link.
-    let t = var_tmp("planted-chain");
+    let t = TempDir::new("planted-chain");
     let ws = t.path().join("ws");
     let outside = TempDir::new("planted-chain-outside");
     std::fs::write(outside.path().join("secret"), "k-9b07").unwrap();
@@ -77,7 +68,8 @@ fn a_link_outside_the_workspace_leading_to_a_planted_one_is_not_followed() {
 
 #[test]
 fn a_grant_through_a_link_outside_every_writable_grant_is_still_followed() {
-    let t = var_tmp("planted-host-link");
+    // Under the scratch /tmp: the link is recreated on the run's tmpfs.
+    let t = TempDir::new("planted-host-link");
     let ws = t.path().join("ws");
     let data = t.path().join("data");
     std::fs::create_dir_all(&ws).unwrap();
