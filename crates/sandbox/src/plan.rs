@@ -94,6 +94,8 @@ pub(crate) struct Layout {
     /// The prepared view's key of this layout, without and with network (`view.rs`), made
     /// once: runs that recall the layout look it up without making it again.
     pub view_keys: [OnceLock<Option<Vec<u8>>>; 2],
+    /// What the run reports about its view: the grants not followed through a planted link.
+    pub notes: Vec<String>,
 }
 
 /// What a read-only bind is made (the flags its source has locked are kept: `attr.rs`).
@@ -189,6 +191,8 @@ pub(crate) struct Canon {
     forms: PathMap<PathBuf>,
     seen: PathMap<Option<Metadata>>,
     pub asked: Vec<(Ask, Answer)>,
+    /// Grants not followed through a link a command could have planted (`planted.rs`).
+    pub planted: Vec<PathBuf>,
 }
 
 impl Canon {
@@ -273,6 +277,7 @@ fn normalise(spec: &Spec, canon: &mut Canon) -> BTreeMap<PathBuf, Access> {
         // Not through a link a command could have planted (`planted.rs`).
         let shows = matches!(m.access, Access::Read | Access::Write);
         if shows && p != m.path && canon.through_planted(&m.path, &writable) {
+            canon.planted.push(m.path.clone());
             continue;
         }
         let entry = view.entry(p).or_insert(m.access);
@@ -433,6 +438,11 @@ impl Layout {
             trees: b.trees,
             ids: canon.ids(),
             view_keys: Default::default(),
+            notes: canon
+                .planted
+                .iter()
+                .map(|p| format!("grant {} not shown: it leads through a link inside a writable grant, which a command could have made", p.display()))
+                .collect(),
         }))
     }
 }

@@ -121,7 +121,8 @@ fn attempt(spec: &Spec, started: Instant, recall: bool, recalled: &mut bool, gat
         let launch = Launch { plan: &plan, masks: &masks, programs, rlimits: &rlimits, root };
         // On this stack until `complete` has reaped the process, as are the plan and `early`.
         let child = early.child(&launch, &argv, &env);
-        let process = early.launch(&child, &tree_fds)?;
+        let mut process = early.launch(&child, &tree_fds)?;
+        process.notes.extend(plan.notes.iter().cloned());
         drop(trees);
         return complete(spec, abi, root, started, process, gate);
     }
@@ -229,7 +230,7 @@ fn attempt(spec: &Spec, started: Instant, recall: bool, recalled: &mut bool, gat
     drop((sync_r, err_w, out_w, errp_w, stdin_child, notify_child, trees));
     let reaper = Reaper::new(pid);
     drop(hop_memory);
-    let mut notes = Vec::new();
+    let mut notes = plan.notes.clone();
     if let Some(v) = &view {
         notes.push(if v.net.is_some() {
             "mount view prepared once and reused; network namespace (loopback only) shared with other runs of this view".to_string()

@@ -416,6 +416,7 @@ mod tests {
             trees: Vec::new(),
             ids,
             view_keys: Default::default(),
+            notes: Vec::new(),
         };
         Plan { layout: Arc::new(layout), argv: Vec::new(), env: Vec::new(), recalled: None }
     }

@@ -28,6 +28,7 @@ fn a_read_grant_a_run_redirects_shows_nothing_outside_in_the_next() {
     let second = warden_sandbox::run(&spec(t.path(), "cat a/vendor/secret; ls a/vendor/; echo end", &grants)).unwrap();
     assert!(!second.stdout.text.contains("k-52e1") && !second.stdout.text.contains("secret"), "{second:?}");
     assert!(second.stdout.text.ends_with("end\n"), "{second:?}");
+    assert!(second.sandbox.notes.iter().any(|n| n.contains("a/vendor not shown")), "{second:?}");
 }
 
 #[test]
