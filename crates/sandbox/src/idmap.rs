@@ -119,7 +119,7 @@ fn make_userns(uid: u32, gid: u32) -> Result<(OwnedFd, Holder), Error> {
 /// parent's page tables for it, and tearing the copy down, would cost milliseconds.
 fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) -> Result<(T, Holder), Error> {
     let (r, w) = crate::spawn::pipe()?;
-    let memory = crate::spawn::ChildMemory::new()?;
+    let memory = crate::memory::ChildMemory::new()?;
     let flags = flags | libc::CLONE_VM | libc::CLONE_SETTLS | libc::SIGCHLD;
     // On the heap, kept by the returned `Holder`: the process may first run after this returns.
     let fds = Box::new([r.as_raw_fd(), w.as_raw_fd()]);
@@ -156,7 +156,7 @@ fn held<T>(flags: libc::c_int, f: impl FnOnce(libc::pid_t) -> Result<T, Error>) 
 pub(crate) struct Holder {
     pid: libc::pid_t,
     _fds: Box<[RawFd; 2]>,
-    _memory: crate::spawn::ChildMemory,
+    _memory: crate::memory::ChildMemory,
 }
 
 impl Drop for Holder {

@@ -29,6 +29,7 @@ mod denials;
 mod idmap;
 mod init;
 mod landlock;
+mod memory;
 mod notify;
 mod plan;
 mod planted;

@@ -27,7 +27,8 @@ use std::sync::{Condvar, Mutex, PoisonError};
 
 use crate::child::{Child, Staging, Stdio};
 use crate::plan::{Plan, Step};
-use crate::spawn::{ChildMemory, Launch, NAMESPACES, Reaper, Started, go, null_stdin, pipe, seqpacket, write_id_maps};
+use crate::memory::ChildMemory;
+use crate::spawn::{Launch, NAMESPACES, Reaper, Started, go, null_stdin, pipe, seqpacket, write_id_maps};
 use crate::{Error, Spec, idmap};
 
 /// At most this many detached trees are passed to a process started ahead.

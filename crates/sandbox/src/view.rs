@@ -30,7 +30,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::ffi::CString;
 
 use crate::plan::{Plan, Step};
-use crate::spawn::{ChildMemory, Reaper, pipe, read_failure, write_id_maps};
+use crate::memory::ChildMemory;
+use crate::spawn::{Reaper, pipe, read_failure, write_id_maps};
 use crate::view_child::{Template, template};
 use crate::{Error, idmap};
 
