@@ -6,6 +6,11 @@ use warden_sandbox::{Access, Mount, Spec};
 
 use crate::support::{TempDir, sh};
 
+/// The first run's script: `a` moved aside, and a new `a` holding a link `a/name` to `target`.
+fn plant(target: &std::path::Path, name: &str) -> String {
+    format!("mv a a2 && mkdir a && ln -s {} a/{name} && echo planted", target.display())
+}
+
 /// `sh -c script` in `ws` (writable) with `extra` granted too.
 fn spec(ws: &std::path::Path, script: &str, extra: &[(&str, Access)]) -> Spec {
     let mut s = sh(ws, script);
@@ -22,7 +27,7 @@ fn a_read_grant_a_run_redirects_shows_nothing_outside_in_the_next() {
     std::fs::write(outside.path().join("secret"), "k-52e1").unwrap();
     std::fs::create_dir_all(t.path().join("a/vendor")).unwrap();
     let grants = [("a/vendor", Access::Read)];
-    let plant = format!("mv a a2 && mkdir a && ln -s {} a/vendor && echo planted", outside.path().display());
+    let plant = plant(outside.path(), "vendor");
     let first = warden_sandbox::run(&spec(t.path(), &plant, &grants)).unwrap();
     assert_eq!(first.stdout.text, "planted\n", "{first:?}");
     let second = warden_sandbox::run(&spec(t.path(), "cat a/vendor/secret; ls a/vendor/; echo end", &grants)).unwrap();
@@ -37,7 +42,7 @@ fn a_write_grant_a_run_redirects_writes_nothing_outside_in_the_next() {
     let outside = TempDir::new("planted-write-outside");
     std::fs::create_dir_all(t.path().join("a/out")).unwrap();
     let grants = [("a/out", Access::Write)];
-    let plant = format!("mv a a2 && mkdir a && ln -s {} a/out && echo planted", outside.path().display());
+    let plant = plant(outside.path(), "out");
     let first = warden_sandbox::run(&spec(t.path(), &plant, &grants)).unwrap();
     assert_eq!(first.stdout.text, "planted\n", "{first:?}");
     let second = warden_sandbox::run(&spec(t.path(), "echo x > a/out/dropped; echo end", &grants)).unwrap();
@@ -60,7 +65,7 @@ fn a_link_outside_the_workspace_leading_to_a_planted_one_is_not_followed() {
         s.mounts.push(Mount { path: t.path().join("via/vendor"), access: Access::Read });
         s
     };
-    let plant = format!("mv a a2 && mkdir a && ln -s {} a/vendor && echo planted", outside.path().display());
+    let plant = plant(outside.path(), "vendor");
     assert_eq!(warden_sandbox::run(&with_via(&plant)).unwrap().stdout.text, "planted\n");
     let secret = outside.path().join("secret");
     let second = warden_sandbox::run(&with_via(&format!("cat {}; echo end", secret.display()))).unwrap();
